@@ -1,0 +1,287 @@
+package arswitch
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrBusy is returned when a VTU/ATU/MIB/MDIO operation does not finish.
+var ErrBusy = errors.New("arswitch: switch operation stayed busy")
+
+// ErrVTUFull is returned when the chip reports its VLAN table full.
+var ErrVTUFull = errors.New("arswitch: VLAN table full")
+
+// base is shared by the chip implementations: register access and polling.
+type base struct {
+	io    regIO
+	sleep func(time.Duration)
+}
+
+// busyPolls bounds every wait on a busy bit. FreeBSD waits 5 × 1 µs for the
+// VTU, OpenWrt 20 × 10 µs; each poll here is also an MDIO read (~25 µs), so
+// 200 polls with a 10 µs pause is several milliseconds: generous.
+const busyPolls = 200
+
+// wait polls addr until the bits in busy are clear.
+func (b *base) wait(addr, busy uint32, what string) (uint32, error) {
+	for i := 0; i < busyPolls; i++ {
+		v, err := b.io.read(addr)
+		if err != nil {
+			return 0, err
+		}
+		if v&busy == 0 {
+			return v, nil
+		}
+		b.sleep(10 * time.Microsecond)
+	}
+	return 0, fmt.Errorf("%w: %s (register %#x)", ErrBusy, what, addr)
+}
+
+// ar8216 drives the AR8216, AR8316 and the AR7240/AR934x built-in switches:
+// one register layout (reference §3), variants differing in data.
+type ar8216 struct {
+	base
+	chip   ChipID
+	rev    int
+	phyIO  phyIO
+	layout *mibLayout
+}
+
+func (c *ar8216) id() ChipID           { return c.chip }
+func (c *ar8216) nports() int          { return maxPortsAR8216Family }
+func (c *ar8216) maxVLANs() int        { return r16MaxVTUEntries }
+func (c *ar8216) perVLANTagging() bool { return false }
+func (c *ar8216) atuSize() int         { return r16ATUEntries }
+func (c *ar8216) phy() phyIO           { return c.phyIO }
+func (c *ar8216) mibLayout() *mibLayout {
+	return c.layout
+}
+func (c *ar8216) mibBase(p int) uint32 { return r16MIBBase + uint32(p)*r16MIBStride }
+
+func (c *ar8216) portStatusReg(p int) uint32 {
+	return r16PortStatusBase + uint32(p)*r16PortStride
+}
+
+func (c *ar8216) reset() error {
+	if err := c.io.write(regMaskCtrl, maskCtrlSoftReset); err != nil {
+		return err
+	}
+	c.sleep(time.Millisecond)
+	for i := 0; i < 100; i++ {
+		v, err := c.io.read(regMaskCtrl)
+		if err != nil {
+			return err
+		}
+		if v&maskCtrlSoftReset == 0 {
+			return nil
+		}
+		c.sleep(time.Millisecond)
+	}
+	return fmt.Errorf("%w: soft reset", ErrBusy)
+}
+
+func (c *ar8216) init(b *Board) error {
+	io := c.io
+	type step struct {
+		addr, clear, set uint32
+	}
+	var steps []step
+	switch c.chip {
+	case ChipAR8216:
+		steps = []step{
+			{r16Magic, 0xffffffff, magic8316Init}, // [OW-8216] writes the same magic on AR8216
+			{r16GlobalCtrl, globalCtrlMTU8216, mtu8216},
+			{r16FloodMask, 0, flood8216BcastToCPU},
+		}
+	case ChipAR8316:
+		mode := uint32(mode8316RGMII)
+		switch {
+		case b.cpuMode(0) == ModeGMII:
+			mode = mode8316GMII
+		case b.PHY4ToCPU:
+			mode = mode8316RGMIIPort4
+		}
+		steps = []step{
+			{r16Mode, 0xffffffff, mode},
+			{r16Magic, 0xffffffff, magic8316Init},
+			{r16FloodMask, 0xffffffff, flood8316Init},
+			{r16GlobalCtrl, globalCtrlMTU8316, mtuJumbo},
+			{r16MIBFunc, 0, mibFuncEn934x},
+		}
+	case ChipAR7240:
+		steps = []step{
+			{r16TagPrio, 0xffffffff, tagPrio7240Init},
+			{r16ATUCtrl, 0, atuCtrlRsvd19 | atuCtrlARPEn},
+			{r16FloodMask, 0, flood8216BcastToCPU},
+			{r16GlobalCtrl, globalCtrlMTU8216, globalCtrlMTU7240}, // "MTU max" [OW-7240]; field width 11 bits (uncertain)
+		}
+	case ChipAR934x:
+		opm := uint32(operMode0MACGMIIEn)
+		if b.cpuMode(0) == ModeMII {
+			opm = operMode0PHYMIIEn
+		}
+		steps = []step{
+			{r16TagPrio, 0xffffffff, tagPrio7240Init},
+			{r16QMCtrl, 0, qmCtrlARPEn},
+			// Flood multicast and broadcast to the CPU port (port 0).
+			{r16FloodMask, 0, 1<<floodMulticastShift | 1<<flood934xBcastShift},
+			{r16MIBFunc, 0, mibFuncEn934x},
+			{r16OperMode0, operMode0MACGMIIEn | operMode0PHYMIIEn, opm},
+			{r16GlobalCtrl, globalCtrlMTU934x, mtu934x},
+		}
+		if b.PHY4ToCPU {
+			steps = append(steps, step{r16Mode, 0, operMode1PHY4MIIEn})
+		}
+	}
+	// Common to the family: CPU port enabled with mirroring off, ATU
+	// aging ≈ 5 min with learn-change ([FB-SW] ar8xxx_atu_learn_default).
+	steps = append(steps,
+		step{r16CPUPort, cpuPortMirrorMask | cpuPortEn, cpuPortEn | cpuPortMirrorOff},
+		step{r16ATUCtrl, atuCtrlAgeTimeMask, atuCtrlAge5Min | atuCtrlAgeEn | atuCtrlLearnChange},
+	)
+	for _, s := range steps {
+		if err := io.rmw(s.addr, s.clear, s.set); err != nil {
+			return err
+		}
+	}
+	if c.chip == ChipAR8316 && b.PHY4ToCPU && b.cpuMode(0) == ModeRGMII {
+		// Port-4 RGMII delays through PHY4's debug registers ([FB-8316]).
+		for _, w := range [...][2]uint16{{0x12, 0x480c}, {0x0, 0x824e}, {0x5, 0x3d47}} {
+			if err := writeDebug(c.phyIO, 4, w[0], w[1]); err != nil {
+				return fmt.Errorf("arswitch: AR8316 port 4 RGMII fixup: %w", err)
+			}
+		}
+		c.sleep(time.Millisecond)
+	}
+	return nil
+}
+
+func (c *ar8216) initPort(p int, b *Board) error {
+	var st uint32
+	if b.isCPUPort(p) {
+		// Forced link towards the CPU MAC: 1000 full with flow control,
+		// 100 without on the AR8216 ([FB-SW] ar8xxx_port_init, [OW-8216]).
+		st = portStatusSpeed1000 | portStatusTXMAC | portStatusRXMAC |
+			portStatusDuplex | portStatusTXFlow | portStatusRXFlow | portStatusLinkUp
+		if c.chip == ChipAR8216 {
+			st = portStatusSpeed100 | portStatusTXMAC | portStatusRXMAC |
+				portStatusDuplex | portStatusLinkUp
+		}
+	} else {
+		st = portStatusLinkAuto
+	}
+	if err := c.io.write(c.portStatusReg(p), st); err != nil {
+		return err
+	}
+	// No Atheros header, learn lock off; VLAN code sets the rest.
+	return c.io.rmw(r16PortCtrlBase+uint32(p)*r16PortStride, portCtrlHeader|portCtrlLearnLock, 0)
+}
+
+func (c *ar8216) writePort(p int, h portHW) error {
+	if h.egress == egressPerVLAN {
+		return fmt.Errorf("%w: %v tags per port, not per VLAN", ErrUnsupported, c.chip)
+	}
+	off := uint32(p) * r16PortStride
+	ctrl := uint32(h.state) & portCtrlStateMask
+	if h.learn {
+		ctrl |= portCtrlLearn
+	}
+	switch h.egress {
+	case egressUntag:
+		ctrl |= egressStrip << portCtrlEgressShift
+	case egressTag:
+		ctrl |= egressAdd << portCtrlEgressShift
+	}
+	vlan := uint32(h.pvid)&portVLANPVIDMask |
+		uint32(h.dest)&r16PortsMask6<<portVLANDestShift |
+		uint32(h.dot1q)<<portVLANModeShift
+	if err := c.io.write(r16PortVLANBase+off, vlan); err != nil {
+		return err
+	}
+	// Keep bits this driver does not own (mirroring, IGMP snooping…).
+	const owned = portCtrlStateMask | portCtrlEgressMask | portCtrlLearn | portCtrlHeader | portCtrlLearnLock
+	return c.io.rmw(r16PortCtrlBase+off, owned, ctrl)
+}
+
+func (c *ar8216) vtuOp(op uint32, vid int) error {
+	if _, err := c.wait(r16VTU, vtuActive, "VTU"); err != nil {
+		return err
+	}
+	if err := c.io.write(r16VTU, op|uint32(vid)<<vtuVIDShift|vtuActive); err != nil {
+		return err
+	}
+	v, err := c.wait(r16VTU, vtuActive, "VTU")
+	if err != nil {
+		return err
+	}
+	if op == vtuOpLoad && v&vtuFull != 0 {
+		return fmt.Errorf("%w: loading VLAN %d", ErrVTUFull, vid)
+	}
+	return nil
+}
+
+func (c *ar8216) vtuFlush() error { return c.vtuOp(vtuOpFlush, 0) }
+
+func (c *ar8216) vtuLoad(e vtuEntry) error {
+	if err := c.io.write(r16VTUData, uint32(e.members)&r16PortsMask6|vtuDataValid); err != nil {
+		return err
+	}
+	return c.vtuOp(vtuOpLoad, e.vid)
+}
+
+func (c *ar8216) vtuPurge(vid int) error { return c.vtuOp(vtuOpPurge, vid) }
+
+func (c *ar8216) atuOp(op uint32) error {
+	if _, err := c.wait(r16ATU, atuActive, "ATU"); err != nil {
+		return err
+	}
+	if err := c.io.write(r16ATU, op|atuActive); err != nil {
+		return err
+	}
+	_, err := c.wait(r16ATU, atuActive, "ATU")
+	return err
+}
+
+func (c *ar8216) atuFlush() error { return c.atuOp(atuOpFlush) }
+
+func (c *ar8216) atuFlushPort(p int) error {
+	return c.atuOp(atuOpFlushUnicast | uint32(p)<<atuPortShift)
+}
+
+func (c *ar8216) atuNext(prev ATUEntry) (ATUEntry, bool, error) {
+	if _, err := c.wait(r16ATU, atuActive, "ATU"); err != nil {
+		return ATUEntry{}, false, err
+	}
+	m := prev.MAC
+	if err := c.io.write(r16ATUData, uint32(m[0])<<24|uint32(m[1])<<16|uint32(m[2])<<8|uint32(m[3])); err != nil {
+		return ATUEntry{}, false, err
+	}
+	if err := c.io.write(r16ATU, uint32(m[4])<<atuAddr4Shift|uint32(m[5])<<atuAddr5Shift|atuOpGetNext|atuActive); err != nil {
+		return ATUEntry{}, false, err
+	}
+	a, err := c.wait(r16ATU, atuActive, "ATU")
+	if err != nil {
+		return ATUEntry{}, false, err
+	}
+	d, err := c.io.read(r16ATUData)
+	if err != nil {
+		return ATUEntry{}, false, err
+	}
+	c2, err := c.io.read(r16ATUCtrl2)
+	if err != nil {
+		return ATUEntry{}, false, err
+	}
+	return decodeATU16(a, d, c2, c.nports())
+}
+
+func (c *ar8216) mibCapture() error {
+	if _, err := c.wait(r16MIBFunc, mibFuncBusy, "MIB"); err != nil {
+		return err
+	}
+	if err := c.io.rmw(r16MIBFunc, mibFuncMask, mibFuncCapture<<mibFuncShift|mibFuncBusy); err != nil {
+		return err
+	}
+	_, err := c.wait(r16MIBFunc, mibFuncBusy, "MIB")
+	return err
+}

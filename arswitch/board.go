@@ -1,0 +1,176 @@
+package arswitch
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrBoard is returned for board descriptions the chip cannot implement.
+var ErrBoard = errors.New("arswitch: invalid board configuration")
+
+// CPUPortMode is how a switch MAC is wired to a CPU Ethernet MAC.
+type CPUPortMode int
+
+const (
+	ModeRGMII CPUPortMode = iota
+	ModeGMII
+	ModeMII
+	ModeSGMII
+)
+
+func (m CPUPortMode) String() string {
+	switch m {
+	case ModeRGMII:
+		return "RGMII"
+	case ModeGMII:
+		return "GMII"
+	case ModeMII:
+		return "MII"
+	case ModeSGMII:
+		return "SGMII"
+	}
+	return fmt.Sprintf("CPUPortMode(%d)", int(m))
+}
+
+// CPUPort describes one switch port wired to a CPU MAC.
+type CPUPort struct {
+	Port int // switch port: 0, or 6 (AR8327 GMAC6)
+	Mode CPUPortMode
+	// RGMII clock delay selectors (AR8327 pads: 0-3); nil leaves the
+	// delay disabled.
+	TXDelay, RXDelay *uint8
+}
+
+// LEDConfig is the AR8327 LED_CTRL0..3 programming and the open-drain strap.
+type LEDConfig struct {
+	Ctrl      [4]uint32
+	OpenDrain bool
+}
+
+// Board is the board-specific wiring of a switch, given as data.
+type Board struct {
+	Name string
+	CPU  []CPUPort
+	// PortPHY maps switch port → internal PHY address; -1 for none.
+	// nil means the usual port n ↔ PHY n-1 for ports 1-5.
+	PortPHY []int
+	// Labels are the front-panel names by switch port ("" if unlabelled).
+	Labels []string
+	// PHY4ToCPU: the fifth PHY is wired to the CPU's second MAC instead of
+	// switch port 5 (AR8316 RGMII "port 4 as PHY" mode; AR934x
+	// OPER_MODE1.PHY4_MII_EN).
+	PHY4ToCPU bool
+	LEDs      *LEDConfig
+}
+
+func (b *Board) isCPUPort(p int) bool {
+	for _, c := range b.CPU {
+		if c.Port == p {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Board) cpuMode(port int) CPUPortMode {
+	for _, c := range b.CPU {
+		if c.Port == port {
+			return c.Mode
+		}
+	}
+	return ModeGMII
+}
+
+// phyOf returns the PHY address behind switch port p, -1 if none.
+func (b *Board) phyOf(p int) int {
+	if b.PortPHY != nil {
+		if p < len(b.PortPHY) {
+			return b.PortPHY[p]
+		}
+		return -1
+	}
+	if p >= 1 && p <= 5 {
+		if p == 5 && b.PHY4ToCPU {
+			return -1
+		}
+		return p - 1
+	}
+	return -1
+}
+
+func (b *Board) validate(id ChipID, nports int) error {
+	if len(b.CPU) == 0 {
+		return fmt.Errorf("%w: %s: no CPU port", ErrBoard, b.Name)
+	}
+	for _, c := range b.CPU {
+		ok := c.Port == 0 || (c.Port == 6 && nports == 7)
+		if !ok {
+			return fmt.Errorf("%w: %s: port %d cannot be a CPU port on %v", ErrBoard, b.Name, c.Port, id)
+		}
+	}
+	if b.PortPHY != nil && len(b.PortPHY) > nports {
+		return fmt.Errorf("%w: %s: %d port→PHY entries for %d ports", ErrBoard, b.Name, len(b.PortPHY), nports)
+	}
+	for p, phy := range b.PortPHY {
+		if phy < -1 || phy > 4 {
+			return fmt.Errorf("%w: %s: port %d → PHY %d (internal PHYs are 0-4)", ErrBoard, b.Name, p, phy)
+		}
+	}
+	if b.LEDs != nil && id != ChipAR8327 && id != ChipAR8337 {
+		return fmt.Errorf("%w: %s: LED registers are only known for AR8327/AR8337", ErrBoard, b.Name)
+	}
+	if id != ChipAR8327 && id != ChipAR8337 {
+		for _, c := range b.CPU {
+			if c.TXDelay != nil || c.RXDelay != nil || c.Mode == ModeSGMII {
+				return fmt.Errorf("%w: %s: pad delays/SGMII are AR8327 settings", ErrBoard, b.Name)
+			}
+		}
+	}
+	return nil
+}
+
+func delay(v uint8) *uint8 { return &v }
+
+// Board profiles. The values below are not in the project reference: they
+// are recalled from OpenWrt's ar71xx board files (mach-db120.c,
+// mach-tl-wdr4300.c, mach-ap136.c and their DTS successors) and are
+// UNVERIFIED; they show the shape of the data and must be checked against
+// the board files before use on hardware. The AR8327 pad encoding itself
+// (RGMII_EN, delay enables and selectors) is from the reference §4.
+var (
+	// DB120: AR934x reference board, AR8327 on GE0 over RGMII with TX
+	// delay select 1 and RX delay select 2, open-drain LEDs.
+	BoardDB120 = Board{
+		Name: "DB120",
+		CPU:  []CPUPort{{Port: 0, Mode: ModeRGMII, TXDelay: delay(1), RXDelay: delay(2)}},
+		LEDs: &LEDConfig{Ctrl: [4]uint32{0x00000000, 0xc737c737, 0x00000000, 0x00c30c00}, OpenDrain: true},
+	}
+	// AP135: QCA955x reference board, AR8327 on GE0 over RGMII and
+	// GMAC6 over SGMII to GE1. LED programming left at the chip default.
+	BoardAP135 = Board{
+		Name: "AP135",
+		CPU: []CPUPort{
+			{Port: 0, Mode: ModeRGMII, TXDelay: delay(1), RXDelay: delay(2)},
+			{Port: 6, Mode: ModeSGMII},
+		},
+	}
+	// TL-WDR3600/TL-WDR4300: AR9344 + AR8327 over RGMII; port 1 is WAN,
+	// ports 2-5 LAN 1-4.
+	BoardTLWDR4300 = Board{
+		Name:   "TL-WDR4300",
+		CPU:    []CPUPort{{Port: 0, Mode: ModeRGMII, TXDelay: delay(1), RXDelay: delay(2)}},
+		Labels: []string{"cpu", "wan", "lan1", "lan2", "lan3", "lan4", ""},
+		LEDs:   &LEDConfig{Ctrl: [4]uint32{0xc737c737, 0x00000000, 0x00000000, 0x0030c300}},
+	}
+	// AR934x built-in switch on GE1 (internal GMII link), e.g. the
+	// TL-WR841N v8 style of board.
+	BoardAR934xBuiltIn = Board{
+		Name: "AR934x-builtin",
+		CPU:  []CPUPort{{Port: 0, Mode: ModeGMII}},
+	}
+	// Generic external AR8216/AR8316 on RGMII.
+	BoardGenericRGMII = Board{
+		Name: "generic-rgmii",
+		CPU:  []CPUPort{{Port: 0, Mode: ModeRGMII}},
+	}
+)
