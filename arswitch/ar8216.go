@@ -187,6 +187,10 @@ func (c *ar8216) writePort(p int, h portHW) error {
 	if h.learn {
 		ctrl |= portCtrlLearn
 	}
+	// Uncertain: OpenWrt runs the AR8216 (not the AR8236/8316) in VLAN
+	// mode with the 2-byte Atheros header on the CPU port instead of
+	// 802.1Q tags (reference §3.1); this driver uses the PORT_CTRL egress
+	// "add" mode on every chip of the family, as FreeBSD does.
 	switch h.egress {
 	case egressUntag:
 		ctrl |= egressStrip << portCtrlEgressShift

@@ -148,6 +148,6 @@ type chipOps interface {
 	mibLayout() *mibLayout
 	mibBase(p int) uint32
 	phy() phyIO
-	// phyForPort is the internal PHY address of port p, -1 if none.
+	// reset soft-resets the chip and waits for it to come back.
 	reset() error
 }

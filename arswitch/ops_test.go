@@ -430,3 +430,44 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// endlessATU reports every get-next result as a live entry: a broken chip
+// whose table never ends. The dump must stop with an error.
+type endlessATU struct {
+	*arswitchsim.Switch
+	page uint16
+}
+
+func (b *endlessATU) Write(phy, reg int, val uint16) error {
+	if phy == 0x18 && reg == 0 {
+		b.page = val
+	}
+	return b.Switch.Write(phy, reg, val)
+}
+
+func (b *endlessATU) Read(phy, reg int) (uint16, error) {
+	v, err := b.Switch.Read(phy, reg)
+	addr := uint32(b.page)<<9 | uint32(phy&7)<<6 | uint32(reg&0x1e)<<1
+	if phy >= 0x10 && phy <= 0x17 && addr == r16ATUCtrl2 {
+		if reg&1 == 1 {
+			v = 0x0007 // status 7
+		} else {
+			v = 0x0002 // port 1
+		}
+	}
+	return v, err
+}
+
+func TestATUDumpBounded(t *testing.T) {
+	m := newModel(arswitchsim.AR8316)
+	b := &endlessATU{Switch: m}
+	sw, err := Attach(Config{Bus: b, Sleep: m.Clock().Sleep})
+	must(t, err)
+	got, err := sw.ATU()
+	if !errors.Is(err, ErrBadEntry) {
+		t.Fatalf("endless table: %v", err)
+	}
+	if len(got) != r16ATUEntries+1 {
+		t.Errorf("returned %d entries", len(got))
+	}
+}

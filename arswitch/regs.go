@@ -10,9 +10,12 @@ package arswitch
 const (
 	pagePHYExternal = 0x18 // AR8216/8316/8327: page written to PHY 0x18 reg 0 [FB-RIO]
 	pageRegExternal = 0x00
-	pagePHYBuiltIn  = 0x1f // AR7240/AR934x built-in switch: PHY 0x1f reg 0x10 [OW-7240]
-	pageRegBuiltIn  = 0x10
-	regPHYBase      = 0x10 // register windows answer at PHY 0x10-0x17
+	// AR7240/AR934x built-in switch: PHY 0x1f reg 0x10 [OW-7240]. FreeBSD
+	// uses 0x18/0 for these too; whether the built-in switch decodes both
+	// is uncertain (reference §1), we follow OpenWrt.
+	pagePHYBuiltIn = 0x1f
+	pageRegBuiltIn = 0x10
+	regPHYBase     = 0x10 // register windows answer at PHY 0x10-0x17
 )
 
 // Registers common to every chip (reference §2).

@@ -276,6 +276,8 @@ func attach(cfg Config, wrap func(regIO) regIO) (*Switch, error) {
 
 // Info describes the switch.
 func (s *Switch) Info() Info {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var cpu PortMask
 	for _, c := range s.board.CPU {
 		cpu |= 1 << c.Port
