@@ -46,6 +46,9 @@ type ar8216 struct {
 	rev    int
 	phyIO  phyIO
 	layout *mibLayout
+	// splitPortVLAN: member mask and 802.1Q mode live in PORT_VLAN2
+	// (AR934x) rather than in PORT_VLAN.
+	splitPortVLAN bool
 }
 
 func (c *ar8216) id() ChipID           { return c.chip }
@@ -197,11 +200,26 @@ func (c *ar8216) writePort(p int, h portHW) error {
 	case egressTag:
 		ctrl |= egressAdd << portCtrlEgressShift
 	}
-	vlan := uint32(h.pvid)&portVLANPVIDMask |
-		uint32(h.dest)&r16PortsMask6<<portVLANDestShift |
-		uint32(h.dot1q)<<portVLANModeShift
-	if err := c.io.write(r16PortVLANBase+off, vlan); err != nil {
-		return err
+	if c.splitPortVLAN {
+		// AR934x: PORT_VLAN (now "PORT_VLAN1") keeps only the default VID;
+		// member mask and 802.1Q mode moved to PORT_VLAN2 at +0xc
+		// (reference §3, [OW-7240]). The PVID also goes to bits 27:16,
+		// recalled from OpenWrt as the default CVID field (uncertain).
+		pv := uint32(h.pvid) & portVLANPVIDMask
+		if err := c.io.write(r16PortVLANBase+off, pv|pv<<pv0CVIDShift); err != nil {
+			return err
+		}
+		v2 := uint32(h.dest)&r16PortsMask6<<portVLANDestShift | uint32(h.dot1q)<<portVLANModeShift
+		if err := c.io.write(r16PortVLAN2Base+off, v2); err != nil {
+			return err
+		}
+	} else {
+		vlan := uint32(h.pvid)&portVLANPVIDMask |
+			uint32(h.dest)&r16PortsMask6<<portVLANDestShift |
+			uint32(h.dot1q)<<portVLANModeShift
+		if err := c.io.write(r16PortVLANBase+off, vlan); err != nil {
+			return err
+		}
 	}
 	// Keep bits this driver does not own (mirroring, IGMP snooping…).
 	const owned = portCtrlStateMask | portCtrlEgressMask | portCtrlLearn | portCtrlHeader | portCtrlLearnLock

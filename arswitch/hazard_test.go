@@ -294,3 +294,40 @@ func TestHazardUnlockedPagedAccess(t *testing.T) {
 		}
 	}
 }
+
+// TestHazardMasterEnDisconnects: on the AR8327 the MDIO master's MASTER_EN
+// bit cuts the direct MDIO path to the internal PHYs (qca8k). The master
+// access must drop MASTER_EN after every operation; one that leaves it set
+// makes the next direct PHY access read all ones.
+func TestHazardMasterEnDisconnects(t *testing.T) {
+	for _, leave := range []bool{false, true} {
+		m := newModel(arswitchsim.AR8327)
+		pg := newPaged(m, pageLocFor(false, ChipAR8327), m.Clock().Sleep)
+		master := masterPHY{io: pg, reg: r27MDIOCtrl, sleep: m.Clock().Sleep}
+		direct := directPHY{pg}
+		var id uint16
+		var err error
+		if leave {
+			// Wrong: issue the read and poll, but never clear the register.
+			must(t, pg.write(r27MDIOCtrl, mdioBusy|mdioMasterEn|mdioRead|1<<mdioPHYShift|2<<mdioRegShift))
+			m.Clock().Sleep(time.Millisecond)
+			v, err := pg.read(r27MDIOCtrl)
+			must(t, err)
+			id = uint16(v)
+		} else {
+			id, err = master.readPHY(1, 2)
+			must(t, err)
+		}
+		if id != 0x004d {
+			t.Fatalf("master read of PHY ID: %#x", id)
+		}
+		d, err := direct.readPHY(1, 2)
+		must(t, err)
+		if leave && d != 0xffff {
+			t.Fatalf("MASTER_EN left set: direct read %#x, model should have cut the path", d)
+		}
+		if !leave && d != 0x004d {
+			t.Fatalf("direct read after master access: %#x", d)
+		}
+	}
+}

@@ -471,3 +471,18 @@ func TestATUDumpBounded(t *testing.T) {
 		t.Errorf("returned %d entries", len(got))
 	}
 }
+
+func TestRawRegisterAccess(t *testing.T) {
+	r := newRig(t, arswitchsim.AR8327)
+	must(t, r.sw.WriteReg(r27LEDCtrl0+12, 0xcafe1234))
+	v, err := r.sw.ReadReg(r27LEDCtrl0 + 12)
+	must(t, err)
+	if v != 0xcafe1234 || r.m.Peek(r27LEDCtrl0+12) != 0xcafe1234 {
+		t.Errorf("readback %#x", v)
+	}
+	for _, a := range []uint32{0x3, 0x40000} {
+		if _, err := r.sw.ReadReg(a); err == nil {
+			t.Errorf("ReadReg(%#x) succeeded", a)
+		}
+	}
+}

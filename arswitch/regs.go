@@ -141,6 +141,7 @@ const (
 	r16PortStatusBase    = 0x100
 	r16PortCtrlBase      = 0x104
 	r16PortVLANBase      = 0x108
+	r16PortVLAN2Base     = 0x10c // AR934x: member mask 16+, 802.1Q mode 31:30
 	r16PortStride        = 0x100
 	portCtrlStateMask    = 0x7
 	portCtrlLearnLock    = 1 << 7

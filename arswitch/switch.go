@@ -225,7 +225,7 @@ func attach(cfg Config, wrap func(regIO) regIO) (*Switch, error) {
 		// on the AR8327 (reference §5).
 		ops = &ar8327{base: b, chip: id, rev: rev, phyIO: directPHY{pg}, layout: mibLayout8327}
 	default:
-		c := &ar8216{base: b, chip: id, rev: rev, layout: mibLayout8236}
+		c := &ar8216{base: b, chip: id, rev: rev, layout: mibLayout8236, splitPortVLAN: id == ChipAR934x}
 		if id == ChipAR8216 {
 			c.layout = mibLayout8216
 		}

@@ -49,7 +49,11 @@ func (s *Switch) portCfg(p int) portCfg {
 	}
 	c := s.regs[a16PortCtrl+a16Stride*uint32(p)]
 	v := s.regs[a16PortVLAN+a16Stride*uint32(p)]
-	return portCfg{state: int(c & 7), learn: c&(1<<14) != 0, pvid: int(v & 0xfff),
+	pvid := int(v & 0xfff)
+	if s.v.vlan2 {
+		v = s.regs[a16PortVLAN2+a16Stride*uint32(p)]
+	}
+	return portCfg{state: int(c & 7), learn: c&(1<<14) != 0, pvid: pvid,
 		dest: v >> 16 & 0x3f, dot1q: int(v >> 30), egress: int(c>>8) & 3}
 }
 

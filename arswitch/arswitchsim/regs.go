@@ -50,6 +50,7 @@ const (
 	a16PortStatus = 0x100 // + 0x100·p
 	a16PortCtrl   = 0x104
 	a16PortVLAN   = 0x108
+	a16PortVLAN2  = 0x10c // AR934x: member mask and 802.1Q mode
 	a16Stride     = 0x100
 
 	a16VTUActive    = 1 << 3

@@ -58,6 +58,7 @@ type variant struct {
 	mibBase   uint32
 	mibStride uint32
 	mibAlways bool // counters run without an enable bit
+	vlan2     bool // AR934x: member mask and 802.1Q mode in PORT_VLAN2
 }
 
 func variantOf(c Chip, rev int) variant {
@@ -77,7 +78,7 @@ func variantOf(c Chip, rev int) variant {
 	case AR7240:
 		v.id, v.builtIn, v.mibAlways = 0x0100, true, true
 	case AR934x:
-		v.id, v.builtIn, v.phyID = 0x0200, true, 0x004dd042
+		v.id, v.builtIn, v.phyID, v.vlan2 = 0x0200, true, 0x004dd042, true
 	}
 	v.id |= uint32(rev) & 0xff
 	return v
@@ -196,7 +197,12 @@ func (s *Switch) resetState() {
 		s.regs[a16ATUCtrl] = 0x2b | a16AgeEn
 		for p := 0; p < s.v.nports; p++ {
 			s.regs[a16PortCtrl+a16Stride*uint32(p)] = stateForward | 1<<14
-			s.regs[a16PortVLAN+a16Stride*uint32(p)] = 1 | (all&^(1<<p))<<16
+			if s.v.vlan2 {
+				s.regs[a16PortVLAN+a16Stride*uint32(p)] = 1 | 1<<16
+				s.regs[a16PortVLAN2+a16Stride*uint32(p)] = (all &^ (1 << p)) << 16
+			} else {
+				s.regs[a16PortVLAN+a16Stride*uint32(p)] = 1 | (all&^(1<<p))<<16
+			}
 			s.regs[a16PortStatus+a16Stride*uint32(p)] = stLinkAuto
 		}
 	}
@@ -579,6 +585,10 @@ func (s *Switch) check(addr, val uint32) {
 		case inPorts && off == 0x04:
 			r = rule{"PORT_CTRL", 7 | 0x7ff<<7}
 			state = int(val & 7)
+		case inPorts && off == 0x08 && s.v.vlan2:
+			r = rule{"PORT_VLAN1", 0xfff | 0xfff<<16}
+		case inPorts && off == 0x0c && s.v.vlan2:
+			r = rule{"PORT_VLAN2", 0x3f<<16 | 3<<30}
 		case inPorts && off == 0x08:
 			r = rule{"PORT_VLAN", 0xfff | 0x3f<<16 | 3<<30}
 		case inPorts && off == 0x00:
