@@ -1,0 +1,155 @@
+// Command gowrt builds gowrt firmware images and runs them under QEMU.
+//
+//	gowrt build -board malta-be|malta-le -o FILE PKG
+//	gowrt run   -board malta-be|malta-le [-m MiB] [-append ARGS] [-timeout D] PKG
+//
+// build compiles PKG (a main package that imports its board package, e.g.
+// github.com/gowrt/gowrt/board/malta) with the stock Go toolchain as
+// GOOS=linux GOARCH=mips|mipsle GOMIPS=softfloat and the kernel's link layout.
+// run builds into a temporary file, boots it under qemu-system-mips(el) -M
+// malta with -no-reboot, streams the console, and exits with the program's
+// exit code (taken from the kernel's final "gowrt: exit N" line).
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gowrt/gowrt/internal/image"
+)
+
+func usage() {
+	fmt.Fprintln(os.Stderr, `usage:
+  gowrt build -board malta-be|malta-le -o FILE PKG
+  gowrt run   -board malta-be|malta-le [-m MiB] [-append ARGS] [-timeout DURATION] PKG`)
+	os.Exit(2)
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	var err error
+	code := 0
+	switch os.Args[1] {
+	case "build":
+		err = build(os.Args[2:])
+	case "run":
+		code, err = run(os.Args[2:])
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gowrt:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func build(args []string) error {
+	fs := flag.NewFlagSet("build", flag.ExitOnError)
+	board := fs.String("board", "malta-be", "board: malta-be or malta-le")
+	out := fs.String("o", "", "output image (ELF)")
+	fs.Parse(args)
+	if fs.NArg() != 1 || *out == "" {
+		usage()
+	}
+	b, err := image.LookupBoard(*board)
+	if err != nil {
+		return err
+	}
+	return image.Build(b, ".", fs.Arg(0), *out)
+}
+
+var exitRE = regexp.MustCompile(`^gowrt: exit (-?\d+)\s*$`)
+
+func run(args []string) (int, error) {
+	fs := flag.NewFlagSet("run", flag.ExitOnError)
+	board := fs.String("board", "malta-be", "board: malta-be or malta-le")
+	mem := fs.Int("m", 128, "RAM in MiB")
+	appendArgs := fs.String("append", "", "kernel command line: program arguments, K=V environment, kernel switches")
+	timeout := fs.Duration("timeout", 0, "stop QEMU after this long (0: never)")
+	fs.Parse(args)
+	if fs.NArg() != 1 {
+		usage()
+	}
+	b, err := image.LookupBoard(*board)
+	if err != nil {
+		return 0, err
+	}
+	dir, err := os.MkdirTemp("", "gowrt-run")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	img := filepath.Join(dir, "firmware.elf")
+	if err := image.Build(b, ".", fs.Arg(0), img); err != nil {
+		return 0, err
+	}
+	ctx := context.Background()
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
+	code, err := Boot(ctx, b, img, *mem, *appendArgs, os.Stdin, os.Stdout)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return 124, fmt.Errorf("timed out after %v", *timeout)
+	}
+	return code, err
+}
+
+// Boot runs img under QEMU, copies the console to out and returns the exit
+// code the firmware reported.
+func Boot(ctx context.Context, b image.Board, img string, memMiB int, appendArgs string, in io.Reader, out io.Writer) (int, error) {
+	args := []string{"-M", "malta", "-cpu", "24Kc", "-m", strconv.Itoa(memMiB),
+		"-kernel", img, "-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"}
+	if appendArgs != "" {
+		args = append(args, "-append", appendArgs)
+	}
+	cmd := exec.CommandContext(ctx, b.QEMU, args...)
+	cmd.WaitDelay = time.Second
+	cmd.Stdin = in
+	cmd.Stderr = os.Stderr
+	pr, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	code := -1
+	sc := bufio.NewScanner(pr)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		fmt.Fprintln(out, line)
+		if m := exitRE.FindStringSubmatch(line); m != nil {
+			code, _ = strconv.Atoi(m[1])
+		}
+	}
+	werr := cmd.Wait()
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	if code < 0 {
+		if werr != nil {
+			return 1, fmt.Errorf("%s: %w (no exit line from the firmware)", b.QEMU, werr)
+		}
+		return 1, errors.New("firmware stopped without a \"gowrt: exit\" line")
+	}
+	return code, nil
+}

@@ -1,0 +1,93 @@
+//go:build mips || mipsle
+
+package kernel
+
+import (
+	"errors"
+	"syscall"
+	"unsafe"
+)
+
+// ErrNotBareMetal is returned when the program is not running on this kernel
+// (for example under qemu-mips or on Linux).
+var ErrNotBareMetal = errors.New("kernel: not running on the gowrt kernel")
+
+// ReadInfo returns the kernel's counters.
+func ReadInfo() (Info, error) {
+	var in Info
+	_, _, e := syscall.RawSyscall(sysGowrtInfo, uintptr(unsafe.Pointer(&in)), unsafe.Sizeof(in), 0)
+	if e == syscall.ENOSYS {
+		return in, ErrNotBareMetal
+	}
+	if e != 0 {
+		return in, e
+	}
+	return in, nil
+}
+
+// IdleStats are the idle window's counters: interrupts taken inside the
+// registered (skip-over) window and inside the naive window (kidle=naive),
+// and the Compare writes and deadlines QEMU missed while writing.
+type IdleStats struct {
+	WindowHits, NaiveHits, TimerWrites, TimerMissed uint32
+}
+
+// ReadIdleStats returns the idle counters.
+func ReadIdleStats() (IdleStats, error) {
+	var s IdleStats
+	_, _, e := syscall.RawSyscall(sysGowrtIdleStats, uintptr(unsafe.Pointer(&s)), 0, 0)
+	if e != 0 {
+		return s, ErrNotBareMetal
+	}
+	return s, nil
+}
+
+// IRQ line control, used by board packages to implement intr.Source and
+// intr.Controller on top of the kernel.
+
+// IRQOpen starts delivering line (it stays masked until IRQUnmask).
+func IRQOpen(line int) error { return irqOp(irqOpOpen, line) }
+
+// IRQClose stops delivery and wakes a blocked IRQWait with an error.
+func IRQClose(line int) error { return irqOp(irqOpClose, line) }
+
+// IRQMask masks line at the interrupt controller.
+func IRQMask(line int) error { return irqOp(irqOpMask, line) }
+
+// IRQUnmask unmasks line.
+func IRQUnmask(line int) error { return irqOp(irqOpUnmask, line) }
+
+// IRQPending returns the controller's raw request bits.
+func IRQPending() uint64 {
+	r, _, e := syscall.RawSyscall(sysGowrtIRQ, irqOpPend, 0, 0)
+	if e != 0 {
+		return 0
+	}
+	return uint64(r)
+}
+
+func irqOp(op uintptr, line int) error {
+	_, _, e := syscall.RawSyscall(sysGowrtIRQ, op, uintptr(line), 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// ErrIRQClosed is returned by IRQWait after IRQClose.
+var ErrIRQClosed = errors.New("kernel: interrupt line closed")
+
+// IRQWait blocks the calling thread until line fires and returns how many
+// times it fired since the last call (coalesced, at least 1). The line is
+// masked when it returns. It is a blocking system call: the Go runtime hands
+// the P to another thread meanwhile.
+func IRQWait(line int) (uint32, error) {
+	r, _, e := syscall.Syscall(sysGowrtIRQWait, uintptr(line), 0, 0)
+	if e == syscall.EBADF {
+		return 0, ErrIRQClosed
+	}
+	if e != 0 {
+		return 0, e
+	}
+	return uint32(r), nil
+}

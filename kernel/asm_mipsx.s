@@ -1,0 +1,371 @@
+//go:build mips || mipsle
+
+#include "textflag.h"
+
+// Instructions the Go assembler does not spell.
+#define ERET	WORD $0x42000018
+#define EHB	WORD $0x000000c0
+#define WAIT	WORD $0x42000020
+// cache op,0(R8): Hit_Writeback_Inv_D (0x15) and Hit_Invalidate_I (0x10).
+#define CACHE_WBINV_D_R8	WORD $0xbd150000
+#define CACHE_INV_I_R8	WORD $0xbd100000
+
+// Fixed kseg0 words (layout_mipsx.go).
+#define KBASE	0x80000000
+#define CURFRAME	0x400
+#define INTRAP	0x404
+#define WAITWIN	0x408
+#define WAITHITS	0x40c
+#define NAIVEWIN	0x410
+#define NAIVEHITS	0x414
+#define NESTFRAME	0x80000500
+#define KSTATE	0x80005000
+#define KSTACKTOP	0x80080000
+#define NESTSTACKTOP	0x80048000
+
+// Entry is the ELF entry point. QEMU's malta loader (and U-Boot's go) call it
+// in kernel mode with interrupts off and BEV set; a0-a3 carry the board's
+// arguments. It runs boot on the kernel stack with R30 pointing at the fake
+// kernel g, then enters the Go runtime's own entry with a Linux-style stack.
+TEXT ·Entry(SB),NOSPLIT|NOFRAME,$0
+	MOVW	$0x00400000, R1	// Status: BEV only; IE, EXL, ERL clear
+	MOVW	R1, M12
+	EHB
+	MOVW	$KSTACKTOP, R29
+	ADDU	$-32, R29
+	MOVW	$KSTATE, g
+	MOVW	R4, 4(R29)
+	MOVW	R5, 8(R29)
+	MOVW	R6, 12(R29)
+	MOVW	R7, 16(R29)
+	JAL	·boot(SB)
+	MOVW	20(R29), R8	// initial stack
+	MOVW	24(R29), R9	// Status to run the program with
+	MOVW	R8, R29
+	MOVW	R0, g
+	MOVW	R9, M12
+	EHB
+#ifdef GOARCH_mips
+	JMP	_rt0_mips_linux(SB)
+#else
+	JMP	_rt0_mipsle_linux(SB)
+#endif
+
+// tlbRefill is reached from the refill vector. It uses only k0/k1: two loads
+// through the page directory (every slot points at a page-table page, the
+// shared all-invalid one when nothing is mapped there), then writes the
+// even/odd pair. Invalid entries make the retried access raise TLBL/TLBS,
+// which the general handler resolves (demand-zero) or turns into SIGSEGV.
+TEXT ·tlbRefill(SB),NOSPLIT|NOFRAME,$0
+	MOVW	M8, R26	// BadVAddr
+	SRL	$22, R26
+	SLL	$2, R26
+	MOVW	$KBASE, R27
+	ADDU	R26, R27
+	MOVW	0x1000(R27), R27	// page-table page (kseg0)
+	MOVW	M8, R26
+	SRL	$10, R26
+	AND	$0xff8, R26	// even/odd pair offset
+	ADDU	R26, R27
+	MOVW	0(R27), R26
+	MOVW	4(R27), R27
+	SLL	$2, R26	// drop the software bits 31:30
+	SRL	$2, R26
+	SLL	$2, R27
+	SRL	$2, R27
+	MOVW	R26, M2	// EntryLo0
+	MOVW	R27, M3	// EntryLo1
+	EHB
+	TLBWR
+	EHB
+	ERET
+
+// trapEntry is reached from the general exception vector. It saves the
+// interrupted context into the current frame, switches to the kernel stack
+// and calls trap; trap may change the current frame (a context switch).
+TEXT ·trapEntry(SB),NOSPLIT|NOFRAME,$0
+	// Idle window: an interrupt taken between the idle loop's "interrupts
+	// on" and its WAIT resumes after the WAIT, so it cannot sleep through
+	// the work the interrupt just made runnable.
+	MOVW	M14, R26
+	OR	$15, R26
+	XOR	$15, R26
+	MOVW	$KBASE, R27
+	MOVW	WAITWIN(R27), R27
+	BNE	R26, R27, notwin
+	ADDU	$16, R26
+	MOVW	R26, M14
+	MOVW	$KBASE, R27
+	MOVW	WAITHITS(R27), R26
+	ADDU	$1, R26
+	MOVW	R26, WAITHITS(R27)
+	JMP	save
+notwin:
+	MOVW	$KBASE, R27
+	MOVW	NAIVEWIN(R27), R27
+	BNE	R26, R27, save
+	MOVW	$KBASE, R27
+	MOVW	NAIVEHITS(R27), R26
+	ADDU	$1, R26
+	MOVW	R26, NAIVEHITS(R27)
+save:
+	MOVW	$KBASE, R26
+	MOVW	INTRAP(R26), R27
+	BNE	R27, nested
+	MOVW	CURFRAME(R26), R26
+	MOVW	R1, 4(R26)
+	MOVW	R2, 8(R26)
+	MOVW	R3, 12(R26)
+	MOVW	R4, 16(R26)
+	MOVW	R5, 20(R26)
+	MOVW	R6, 24(R26)
+	MOVW	R7, 28(R26)
+	MOVW	R8, 32(R26)
+	MOVW	R9, 36(R26)
+	MOVW	R10, 40(R26)
+	MOVW	R11, 44(R26)
+	MOVW	R12, 48(R26)
+	MOVW	R13, 52(R26)
+	MOVW	R14, 56(R26)
+	MOVW	R15, 60(R26)
+	MOVW	R16, 64(R26)
+	MOVW	R17, 68(R26)
+	MOVW	R18, 72(R26)
+	MOVW	R19, 76(R26)
+	MOVW	R20, 80(R26)
+	MOVW	R21, 84(R26)
+	MOVW	R22, 88(R26)
+	MOVW	R23, 92(R26)
+	MOVW	R24, 96(R26)
+	MOVW	R25, 100(R26)
+	MOVW	R28, 112(R26)
+	MOVW	R29, 116(R26)
+	MOVW	g, 120(R26)
+	MOVW	R31, 124(R26)
+	MOVW	HI, R1
+	MOVW	R1, 128(R26)
+	MOVW	LO, R1
+	MOVW	R1, 132(R26)
+	MOVW	M14, R1
+	MOVW	R1, 136(R26)
+	MOVW	M12, R1
+	MOVW	R1, 140(R26)
+	MOVW	M13, R1
+	MOVW	R1, 144(R26)
+	MOVW	M8, R1
+	MOVW	R1, 148(R26)
+	MOVW	$KBASE, R27
+	MOVW	$1, R1
+	MOVW	R1, INTRAP(R27)
+	MOVW	$KSTACKTOP, R29
+	ADDU	$-16, R29
+	MOVW	$KSTATE, g
+	JAL	·trap(SB)
+	MOVW	$KBASE, R26
+	MOVW	CURFRAME(R26), R26
+	MOVW	128(R26), R1
+	MOVW	R1, HI
+	MOVW	132(R26), R1
+	MOVW	R1, LO
+	MOVW	136(R26), R1
+	MOVW	R1, M14
+	MOVW	140(R26), R1
+	MOVW	R1, M12
+	MOVW	4(R26), R1
+	MOVW	8(R26), R2
+	MOVW	12(R26), R3
+	MOVW	16(R26), R4
+	MOVW	20(R26), R5
+	MOVW	24(R26), R6
+	MOVW	28(R26), R7
+	MOVW	32(R26), R8
+	MOVW	36(R26), R9
+	MOVW	40(R26), R10
+	MOVW	44(R26), R11
+	MOVW	48(R26), R12
+	MOVW	52(R26), R13
+	MOVW	56(R26), R14
+	MOVW	60(R26), R15
+	MOVW	64(R26), R16
+	MOVW	68(R26), R17
+	MOVW	72(R26), R18
+	MOVW	76(R26), R19
+	MOVW	80(R26), R20
+	MOVW	84(R26), R21
+	MOVW	88(R26), R22
+	MOVW	92(R26), R23
+	MOVW	96(R26), R24
+	MOVW	100(R26), R25
+	MOVW	112(R26), R28
+	MOVW	116(R26), R29
+	MOVW	120(R26), g
+	MOVW	124(R26), R31
+	MOVW	$KBASE, R27
+	MOVW	R0, INTRAP(R27)
+	EHB
+	ERET
+
+nested:
+	// An exception while the kernel itself was running (EXL was set, so
+	// EPC still describes the outer trap). Save what we can and stop.
+	MOVW	$NESTFRAME, R26
+	MOVW	R1, 4(R26)
+	MOVW	R2, 8(R26)
+	MOVW	R3, 12(R26)
+	MOVW	R4, 16(R26)
+	MOVW	R5, 20(R26)
+	MOVW	R6, 24(R26)
+	MOVW	R7, 28(R26)
+	MOVW	R29, 116(R26)
+	MOVW	R31, 124(R26)
+	MOVW	M14, R1
+	MOVW	R1, 136(R26)
+	MOVW	M12, R1
+	MOVW	R1, 140(R26)
+	MOVW	M13, R1
+	MOVW	R1, 144(R26)
+	MOVW	M8, R1
+	MOVW	R1, 148(R26)
+	MOVW	$NESTSTACKTOP, R29
+	ADDU	$-16, R29
+	MOVW	$KSTATE, g
+	JAL	·nestedFault(SB)
+	JMP	0(PC)
+
+// sigreturnTramp is the return address of every delivered signal handler
+// (Go on mips sets no SA_RESTORER).
+TEXT ·sigreturnTramp(SB),NOSPLIT|NOFRAME,$0
+	MOVW	$4193, R2
+	SYSCALL
+	JMP	0(PC)
+
+// func addrs() (refill, general, sigret uintptr)
+TEXT ·addrs(SB),NOSPLIT|NOFRAME,$0-12
+	MOVW	$·tlbRefill(SB), R1
+	MOVW	R1, refill+0(FP)
+	MOVW	$·trapEntry(SB), R1
+	MOVW	R1, general+4(FP)
+	MOVW	$·sigreturnTramp(SB), R1
+	MOVW	R1, sigret+8(FP)
+	RET
+
+TEXT ·readCount(SB),NOSPLIT|NOFRAME,$0-4
+	MOVW	M9, R1
+	MOVW	R1, ret+0(FP)
+	RET
+
+TEXT ·writeCompare(SB),NOSPLIT|NOFRAME,$0-4
+	MOVW	v+0(FP), R1
+	MOVW	R1, M11
+	EHB
+	RET
+
+TEXT ·readStatus(SB),NOSPLIT|NOFRAME,$0-4
+	MOVW	M12, R1
+	MOVW	R1, ret+0(FP)
+	RET
+
+TEXT ·writeStatus(SB),NOSPLIT|NOFRAME,$0-4
+	MOVW	v+0(FP), R1
+	MOVW	R1, M12
+	EHB
+	RET
+
+TEXT ·readCause(SB),NOSPLIT|NOFRAME,$0-4
+	MOVW	M13, R1
+	MOVW	R1, ret+0(FP)
+	RET
+
+TEXT ·writeCause(SB),NOSPLIT|NOFRAME,$0-4
+	MOVW	v+0(FP), R1
+	MOVW	R1, M13
+	EHB
+	RET
+
+// func tlbInit(entries uint32): Wired=0, PageMask=4K, every entry invalid
+// with a distinct kseg0 EntryHi that can never match.
+TEXT ·tlbInit(SB),NOSPLIT|NOFRAME,$0-4
+	MOVW	R0, M6	// Wired
+	MOVW	R0, M5	// PageMask
+	MOVW	R0, M2
+	MOVW	R0, M3
+	MOVW	n+0(FP), R2
+	MOVW	R0, R3
+	MOVW	$KBASE, R4
+loop:
+	MOVW	R3, M0	// Index
+	SLL	$13, R3, R5
+	ADDU	R4, R5
+	MOVW	R5, M10	// EntryHi
+	EHB
+	TLBWI
+	ADDU	$1, R3
+	BNE	R3, R2, loop
+	MOVW	R0, M10	// ASID 0
+	EHB
+	RET
+
+// func tlbInvalidate(va uintptr): drop the entry pair mapping va, if any.
+TEXT ·tlbInvalidate(SB),NOSPLIT|NOFRAME,$0-4
+	MOVW	va+0(FP), R1
+	MOVW	$-8192, R2
+	AND	R2, R1	// VPN2, ASID 0
+	MOVW	R1, M10
+	EHB
+	TLBP
+	EHB
+	MOVW	M0, R3
+	BLTZ	R3, done
+	SLL	$13, R3, R4
+	MOVW	$KBASE, R5
+	ADDU	R5, R4
+	MOVW	R4, M10
+	MOVW	R0, M2
+	MOVW	R0, M3
+	EHB
+	TLBWI
+	EHB
+done:
+	MOVW	R0, M10
+	EHB
+	RET
+
+// func syncICache(addr, n uintptr): write back the D-cache and invalidate
+// the I-cache over [addr, addr+n) (16-byte steps, at most the smallest line).
+TEXT ·syncICache(SB),NOSPLIT|NOFRAME,$0-8
+	MOVW	addr+0(FP), R8
+	MOVW	n+4(FP), R9
+	ADDU	R8, R9
+	MOVW	$-16, R1
+	AND	R1, R8
+loop:
+	CACHE_WBINV_D_R8
+	CACHE_INV_I_R8
+	ADDU	$16, R8
+	SGTU	R9, R8, R1
+	BNE	R1, loop
+	SYNC
+	RET
+
+// func waitForever(): interrupts off, WAIT forever.
+TEXT ·waitForever(SB),NOSPLIT|NOFRAME,$0
+	MOVW	M12, R1
+	MOVW	$-2, R2
+	AND	R2, R1
+	MOVW	R1, M12
+	EHB
+loop:
+	WAIT
+	JMP	loop
+
+// func readConfig1() uint32 (mfc0 at, $16, 1)
+TEXT ·readConfig1(SB),NOSPLIT|NOFRAME,$0-4
+	WORD	$0x40018001
+	MOVW	R1, ret+0(FP)
+	RET
+
+// func imageEnd() uintptr: end of the program's BSS (runtime.end).
+TEXT ·bssEnd(SB),NOSPLIT|NOFRAME,$0-4
+	MOVW	$runtime·end(SB), R1
+	MOVW	R1, ret+0(FP)
+	RET

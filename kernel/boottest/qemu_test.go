@@ -1,0 +1,128 @@
+//go:build !mips && !mipsle
+
+package boottest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gowrt/gowrt/internal/image"
+)
+
+// arches are the boards every boot test runs on.
+var arches = []string{"malta-be", "malta-le"}
+
+var (
+	buildMu sync.Mutex
+	built   = map[string]string{} // board+pkg -> image path
+	workDir string
+)
+
+func TestMain(m *testing.M) {
+	d, err := os.MkdirTemp("", "gowrt-boottest")
+	if err != nil {
+		panic(err)
+	}
+	workDir = d
+	code := m.Run()
+	os.RemoveAll(d)
+	os.Exit(code)
+}
+
+// buildImage builds pkg for board once per test binary run.
+func buildImage(t testing.TB, board, pkg string) string {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	key := board + " " + pkg
+	if p, ok := built[key]; ok {
+		return p
+	}
+	b, err := image.LookupBoard(board)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(workDir, strings.NewReplacer("/", "_", ".", "_").Replace(key)+".elf")
+	if err := image.Build(b, ".", pkg, out); err != nil {
+		t.Fatalf("build %s for %s: %v", pkg, board, err)
+	}
+	built[key] = out
+	return out
+}
+
+type bootResult struct {
+	out  string
+	code int // from "gowrt: exit N"; -1 if none
+}
+
+var exitRE = regexp.MustCompile(`(?m)^gowrt: exit (-?\d+)\r?$`)
+
+// boot runs an image under QEMU and returns its console output.
+func boot(t testing.TB, board, img string, memMiB int, appendArgs string, extra ...string) bootResult {
+	t.Helper()
+	b, _ := image.LookupBoard(board)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	args := []string{"-M", "malta", "-cpu", "24Kc", "-m", strconv.Itoa(memMiB), "-kernel", img,
+		"-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"}
+	if appendArgs != "" {
+		args = append(args, "-append", appendArgs)
+	}
+	args = append(args, extra...)
+	cmd := exec.CommandContext(ctx, b.QEMU, args...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	err := cmd.Run()
+	s := strings.ReplaceAll(out.String(), "\r\n", "\n")
+	if ctx.Err() != nil {
+		t.Fatalf("%s %s -m %d: timed out; output:\n%s", board, filepath.Base(img), memMiB, s)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v; output:\n%s", b.QEMU, err, s)
+	}
+	r := bootResult{out: s, code: -1}
+	if m := exitRE.FindAllStringSubmatch(s, -1); m != nil {
+		r.code, _ = strconv.Atoi(m[len(m)-1][1])
+	}
+	return r
+}
+
+func (r bootResult) mustContain(t testing.TB, what ...string) {
+	t.Helper()
+	for _, w := range what {
+		if !strings.Contains(r.out, w) {
+			t.Errorf("output lacks %q; output:\n%s", w, r.out)
+		}
+	}
+}
+
+func modRoot(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+func init() {
+	// Tests build packages by import path; run the go command from the
+	// module root whatever directory go test uses.
+	if out, err := exec.Command("go", "env", "GOMOD").Output(); err == nil {
+		if d := filepath.Dir(strings.TrimSpace(string(out))); d != "" {
+			_ = os.Chdir(d)
+		}
+	}
+	_ = fmt.Sprint
+}

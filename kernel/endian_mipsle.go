@@ -1,0 +1,10 @@
+//go:build mipsle
+
+package kernel
+
+const (
+	hiOff     = 4
+	loOff     = 0
+	machine   = "mips"
+	bigEndian = false
+)

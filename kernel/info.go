@@ -1,0 +1,30 @@
+package kernel
+
+// Info is what the kernel reports about itself through its private
+// system call (see Stats). All sizes are bytes.
+type Info struct {
+	Board      [16]byte // board name, NUL padded
+	RAM        uint32   // physical RAM
+	RAMUsed    uint32   // frames in use, including the image and kernel
+	RAMPeak    uint32   // highest RAMUsed seen
+	Committed  uint32   // writable anonymous mappings (commit charge)
+	CountHz    uint32   // calibrated CP0 Count frequency
+	Threads    uint32
+	Traps      uint32
+	Syscalls   uint32
+	Interrupts uint32
+	Switches   uint32
+	Signals    uint32
+	PageFaults uint32
+	BootToMain uint32 // ns from entry to the first instruction of the runtime
+	Uptime     uint64 // ns
+}
+
+// BoardName returns the board name as a string.
+func (i *Info) BoardName() string {
+	n := 0
+	for n < len(i.Board) && i.Board[n] != 0 {
+		n++
+	}
+	return string(i.Board[:n])
+}

@@ -1,0 +1,169 @@
+//go:build mips || mipsle
+
+package kernel
+
+const (
+	maxThreads = 64
+	maxFDs     = 32
+	maxEpoll   = 32 // interest entries per kernel (shared by all epoll fds)
+	maxVMA     = 512
+	rxSize     = 1024 // console receive ring (power of two)
+	numSig     = 65   // signals 1..64 are tracked
+	idleTid    = -1
+)
+
+// Thread states.
+const (
+	tFree = iota
+	tRunnable
+	tBlocked
+)
+
+// What a blocked thread waits for.
+const (
+	wNone = iota
+	wFutex
+	wSleep
+	wEpoll
+	wRead // console or eventfd read
+	wIRQ
+)
+
+type thread struct {
+	fr       frame
+	state    uint32
+	wait     uint32
+	tid      uint32
+	waddr    uintptr // futex address, fd, or IRQ line
+	deadline int64   // monotonic ns; 0 = none
+	a1, a2   uint32  // syscall arguments needed to complete a blocked call
+	sigmask  uint64  // bit sig-1
+	sigpend  uint64
+	altSP    uint32
+	altSize  uint32
+	altOn    uint32 // nonzero when an altstack is registered
+}
+
+type sigaction struct {
+	handler uint32
+	flags   uint32
+	mask    uint64
+}
+
+// File descriptor kinds.
+const (
+	fdFree = iota
+	fdConsole
+	fdEventfd
+	fdEpoll
+)
+
+type fdesc struct {
+	kind    uint32
+	flags   uint32 // O_NONBLOCK etc.
+	counter uint64 // eventfd
+}
+
+type epollItem struct {
+	used   uint32
+	epfd   int32
+	fd     int32
+	events uint32
+	data   uint64
+	edge   uint32 // EPOLLET: set when new input arrived since last report
+}
+
+type vma struct {
+	start, end uintptr
+	prot       uint32
+}
+
+type memState struct {
+	vmas       [maxVMA]vma
+	nvma       int
+	freeStack  uintptr // kseg0 address of a uint32 PFN stack
+	nfree      uint32
+	framesBoot uint32 // free frames after boot
+	committed  uint32 // pages of writable anonymous mappings
+	bssPages   uint32 // BSS/data pages materialised on demand
+	limit      uint32 // committed + bssPages may not exceed this
+	ptPages    uint32
+	peakUsed   uint32
+	dataStart  uintptr // program data+BSS (the -D segment)
+	dataEnd    uintptr
+	mmapBase   uintptr // mmap(nil) search starts here
+	ramTop     uintptr // physical
+	faults     uint32
+}
+
+// kstate is all kernel state, at the fixed kseg0 address kstateAddr.
+type kstate struct {
+	kernG fakeG // must be first: asm loads R30 = kstateAddr
+	idleG fakeG
+
+	threads  [maxThreads]thread
+	idleFr   frame
+	cur      int32 // running thread index, or idleTid
+	nthr     int32 // 1 + highest slot ever used
+	nextTid  uint32
+	runnable uint32 // read by the idle loop: nonzero if a thread can run
+	yieldNr  uint32
+
+	statusRun uint32 // Status for running threads (IM bits, EXL), IE kept per thread
+
+	// Clock: Count extended to 64 bits.
+	countHi      uint32
+	lastCount    uint32
+	mult24       uint32 // ns per Count tick, 8.24 fixed point
+	ticksPerNs32 uint32 // Count ticks per ns, 0.32 fixed point
+	countHz      uint32
+	baseTicks    uint64 // clock base, see clock_mipsx.go
+	baseSec      int64
+	baseNsec     uint32
+	wallSec      int64 // CLOCK_REALTIME minus CLOCK_MONOTONIC
+	wallNsec     uint32
+	armed        int64 // deadline Compare is programmed for (ns), 0 = none
+	sliceEnd     int64
+
+	mem memState
+
+	fds    [maxFDs]fdesc
+	epitem [maxEpoll]epollItem
+
+	sigact [128]sigaction
+
+	rx         [rxSize]byte
+	rxr, rxw   uint32
+	picMask    uint16
+	irqFired   [16]uint32
+	irqEnabled uint16 // lines opened through the intr Source
+
+	unknownSeen [16]uint32 // syscalls 4000..4511 already logged
+
+	rngKey   [8]uint32
+	rngCtr   uint32
+	rngBuf   [16]uint32
+	rngAvail uint32
+
+	flags      uint32 // kernel command-line switches (kf*)
+	exitCode   int32
+	bootCount  uint32 // Count at entry
+	mainCount  uint64
+	stats      kstats
+	ramSize    uint32
+	boardName  [16]byte
+	cmdline    [256]byte
+	cmdlineLen uint32
+}
+
+type kstats struct {
+	traps, syscalls, interrupts, switches, signals, pageFaults uint32
+	timerWrites, timerMissed                                   uint32
+}
+
+// Kernel command-line switches.
+const (
+	kfTrace     = 1 << iota // print every system call
+	kfNaiveIdle             // do not register the idle window (tests the race)
+	kfNoSig                 // do not deliver signals (asyncpreemptoff)
+)

@@ -1,0 +1,25 @@
+//go:build mips || mipsle
+
+package kernel
+
+// Implemented in asm_mipsx.s.
+
+// Entry is the image's entry point (-E github.com/gowrt/gowrt/kernel.Entry).
+func Entry()
+
+func tlbRefill()
+func trapEntry()
+func sigreturnTramp()
+func addrs() (refill, general, sigret uintptr)
+func readCount() uint32
+func writeCompare(v uint32)
+func readStatus() uint32
+func writeStatus(v uint32)
+func readCause() uint32
+func writeCause(v uint32)
+func tlbInit(n uint32)
+func tlbInvalidate(va uintptr)
+func syncICache(addr, n uintptr)
+func waitForever()
+func readConfig1() uint32
+func bssEnd() uintptr

@@ -1,0 +1,439 @@
+//go:build mips || mipsle
+
+package kernel
+
+import "github.com/gowrt/gowrt/soc/malta"
+
+// Flags and constants of the Linux mips ABI used below.
+const (
+	futexWait       = 0
+	futexWake       = 1
+	futexCmdMask    = 0x7f
+	mapFixed        = 0x10
+	mapAnon         = 0x800
+	protRead        = 1
+	protWrite       = 2
+	madvDontneed    = 4
+	madvFree        = 8
+	oNonblock       = 0x80
+	fGetfd          = 1
+	fSetfd          = 2
+	fGetfl          = 3
+	fSetfl          = 4
+	epollCtlAdd     = 1
+	epollCtlDel     = 2
+	epollCtlMod     = 3
+	epollIn         = 0x001
+	epollOut        = 0x004
+	epollET         = 1 << 31
+	sigBlock        = 1 // mips numbering
+	sigUnblock      = 2
+	sigSetmask      = 3
+	ssOnstack       = 1
+	ssDisable       = 2
+	clockRealtime   = 0
+	clockMonotonic  = 1
+	clockBoottime   = 7
+	clockMonoRaw    = 4
+	clockMonoCoarse = 6
+	clockRealCoarse = 5
+)
+
+//go:nosplit
+func ok(fr *frame, v uint32) {
+	fr[2] = v
+	fr[7] = 0
+}
+
+//go:nosplit
+func fail(fr *frame, errno uint32) {
+	fr[2] = errno
+	fr[7] = 1
+}
+
+// arg returns syscall argument n (0-based): a0-a3 in registers, the rest at
+// sp+16.. of the caller's stack.
+//
+//go:nosplit
+func (k *kstate) arg(fr *frame, n int) uint32 {
+	if n < 4 {
+		return fr[4+n&3]
+	}
+	v, _ := k.ur32(uintptr(fr[29]) + 16 + uintptr(n-4)*4)
+	return v
+}
+
+// syscall services the call in fr. fast reports that nothing changed that
+// needs the scheduler (the common clock_gettime path); yield asks the
+// scheduler to switch away from the caller.
+//
+//go:nosplit
+func (k *kstate) syscall(fr *frame) (fast, yield bool) {
+	nr := fr[2]
+	if k.flags&kfTrace != 0 {
+		kputs("[")
+		kputdec(int32(k.th(k.cur).tid))
+		kputs("] sys ")
+		kputdec(int32(nr))
+		kputs("(")
+		kputhex(fr[4])
+		kputs(", ")
+		kputhex(fr[5])
+		kputs(", ")
+		kputhex(fr[6])
+		kputs(") epc ")
+		kputhex(fr[fEPC])
+	}
+	if nr == sysRtSigreturn {
+		k.sigreturn(fr)
+		return false, false
+	}
+	fr[fEPC] += 4
+	a0, a1, a2, a3 := fr[4], fr[5], fr[6], fr[7]
+	t := k.th(k.cur)
+	if k.cur == idleTid {
+		// The idle loop gives up the CPU (idle.Code). Anything else from
+		// idle is a kernel bug.
+		return false, true
+	}
+	switch nr {
+	case sysClockGettime, sysClockGettime64:
+		k.clockGettime(fr, a0, uintptr(a1), nr == sysClockGettime64)
+		return true, false
+	case sysClockGetres:
+		if a1 != 0 {
+			k.uw32(uintptr(a1), 0)
+			k.uw32(uintptr(a1)+4, 1)
+		}
+		ok(fr, 0)
+	case sysGettid:
+		ok(fr, t.tid)
+		return true, false
+	case sysGetpid:
+		ok(fr, 1)
+		return true, false
+	case sysWrite:
+		k.write(fr, a0, uintptr(a1), a2)
+	case sysRead:
+		k.read(fr, t, a0, uintptr(a1), a2)
+	case sysClose:
+		k.close(fr, a0)
+	case sysFcntl, sysFcntl64:
+		k.fcntl(fr, a0, a1, a2)
+	case sysMmap:
+		k.mmap(fr, uintptr(a0), uintptr(a1), a2, a3, k.arg(fr, 4))
+	case sysMunmap:
+		k.munmap(fr, uintptr(a0), uintptr(a1))
+	case sysMadvise:
+		k.madvise(fr, uintptr(a0), uintptr(a1), a2)
+	case sysBrk:
+		ok(fr, 0)
+	case sysClone:
+		k.clone(fr, t, a0, a1)
+	case sysExit:
+		t.state = tFree
+		t.wait = wNone
+		return false, true
+	case sysExitGroup:
+		k.exit(int32(a0))
+	case sysUname:
+		k.uname(fr, uintptr(a0))
+	case sysSchedYield:
+		ok(fr, 0)
+		return false, true
+	case sysNanosleep:
+		k.nanosleep(fr, t, uintptr(a0))
+	case sysFutex, sysFutexTime64:
+		k.futex(fr, t, uintptr(a0), a1, a2, uintptr(a3), nr == sysFutexTime64)
+	case sysSchedGetaff:
+		if a1 < 4 {
+			fail(fr, eINVAL)
+			break
+		}
+		if !k.uw32(uintptr(a2), 1) {
+			fail(fr, eFAULT)
+			break
+		}
+		ok(fr, 4)
+	case sysRtSigaction:
+		k.sigaction(fr, a0, uintptr(a1), uintptr(a2))
+	case sysRtSigprocmask:
+		k.sigprocmask(fr, t, a0, uintptr(a1), uintptr(a2))
+	case sysSigaltstack:
+		k.sigaltstack(fr, t, uintptr(a0), uintptr(a1))
+	case sysTgkill:
+		k.tgkill(fr, a1, a2)
+	case sysKill:
+		k.tgkill(fr, 0, a1)
+	case sysEpollCreate1:
+		k.epollCreate(fr)
+	case sysEpollCtl:
+		k.epollCtl(fr, a0, a1, a2, uintptr(a3))
+	case sysEpollPwait:
+		k.epollWait(fr, t, a0, uintptr(a1), a2, int32(a3))
+	case sysEventfd2:
+		k.eventfd(fr, a0, a1)
+	case sysGetrandom:
+		k.getrandom(fr, uintptr(a0), a1)
+	case sysGowrtInfo:
+		k.info(fr, uintptr(a0), a1)
+	case sysGowrtIRQ:
+		k.irqOp(fr, a0, a1)
+	case sysGowrtIRQWait:
+		k.irqWait(fr, t, a0)
+	case sysGowrtIdleStats:
+		k.idleStats(fr, uintptr(a0))
+	default:
+		d, errno := Classify(nr)
+		if d == Unknown {
+			k.logUnknown(nr)
+		}
+		fail(fr, errno)
+	}
+	return false, t.state != tRunnable
+}
+
+//go:nosplit
+func (k *kstate) logUnknown(nr uint32) {
+	if nr >= firstLinuxSyscall && nr <= lastTrackedSyscall {
+		i := nr - firstLinuxSyscall
+		bit := uint32(1) << (i & 31)
+		w := &k.unknownSeen[(i>>5)&15]
+		if *w&bit != 0 {
+			return
+		}
+		*w |= bit
+	}
+	kputs("gowrt: unimplemented system call ")
+	kputdec(int32(nr))
+	kputs(", returning ENOSYS\n")
+}
+
+//go:nosplit
+func (k *kstate) exit(code int32) {
+	kputs("gowrt: exit ")
+	kputdec(code)
+	kputs("\n")
+	malta.Reset()
+	waitForever()
+}
+
+//go:nosplit
+func (k *kstate) clockGettime(fr *frame, clk uint32, ts uintptr, ts64 bool) {
+	var sec int64
+	var nsec uint32
+	switch clk {
+	case clockRealtime, clockRealCoarse:
+		sec, nsec = k.wall()
+	case clockMonotonic, clockMonoRaw, clockMonoCoarse, clockBoottime:
+		sec, nsec = k.mono()
+	default:
+		fail(fr, eINVAL)
+		return
+	}
+	if ts64 {
+		if !k.uw64(ts, uint64(sec)) || !k.uw32(ts+8, nsec) {
+			fail(fr, eFAULT)
+			return
+		}
+	} else if !k.uw32(ts, uint32(sec)) || !k.uw32(ts+4, nsec) {
+		fail(fr, eFAULT)
+		return
+	}
+	ok(fr, 0)
+}
+
+// tsToNs reads a timespec (32- or 64-bit layout) and returns ns, or -1.
+//
+//go:nosplit
+func (k *kstate) tsToNs(ts uintptr, ts64 bool) int64 {
+	var sec int64
+	var nsec uint32
+	var ok1, ok2 bool
+	if ts64 {
+		var s uint64
+		s, ok1 = k.ur64(ts)
+		sec = int64(s)
+		nsec, ok2 = k.ur32(ts + 8)
+	} else {
+		var s uint32
+		s, ok1 = k.ur32(ts)
+		sec = int64(int32(s))
+		nsec, ok2 = k.ur32(ts + 4)
+	}
+	if !ok1 || !ok2 || sec < 0 || nsec >= 1_000_000_000 {
+		return -1
+	}
+	if sec > 1<<32 {
+		sec = 1 << 32
+	}
+	return sec*1_000_000_000 + int64(nsec)
+}
+
+//go:nosplit
+func (k *kstate) nanosleep(fr *frame, t *thread, req uintptr) {
+	d := k.tsToNs(req, false)
+	if d < 0 {
+		fail(fr, eINVAL)
+		return
+	}
+	ok(fr, 0)
+	if d == 0 {
+		return
+	}
+	k.block(t, wSleep, 0, k.nanotime()+d)
+}
+
+//go:nosplit
+func (k *kstate) futex(fr *frame, t *thread, addr uintptr, op, val uint32, ts uintptr, ts64 bool) {
+	switch op & futexCmdMask {
+	case futexWait:
+		v, good := k.ur32(addr)
+		if !good {
+			fail(fr, eFAULT)
+			return
+		}
+		if v != val {
+			fail(fr, eAGAIN)
+			return
+		}
+		deadline := int64(0)
+		if ts != 0 {
+			d := k.tsToNs(ts, ts64)
+			if d < 0 {
+				fail(fr, eINVAL)
+				return
+			}
+			deadline = k.nanotime() + d
+			if d == 0 {
+				fail(fr, eTIMEDOUT)
+				return
+			}
+		}
+		ok(fr, 0)
+		k.block(t, wFutex, addr, deadline)
+	case futexWake:
+		n := uint32(0)
+		for i := int32(0); i < k.nthr && n < val; i++ {
+			w := k.th(i)
+			if w.state == tBlocked && w.wait == wFutex && w.waddr == addr {
+				k.wake(w, 0, 0)
+				n++
+			}
+		}
+		ok(fr, n)
+	default:
+		fail(fr, eNOSYS)
+	}
+}
+
+// clone creates a thread sharing everything (the runtime's only use:
+// CLONE_VM|FS|FILES|SIGHAND|SYSVSEM|THREAD). The child resumes after the
+// SYSCALL with v0 = 0 on the stack the parent prepared (reference §2).
+//
+//go:nosplit
+func (k *kstate) clone(fr *frame, parent *thread, flags, stack uint32) {
+	slot := int32(-1)
+	for i := int32(0); i < maxThreads; i++ {
+		if k.th(i).state == tFree {
+			slot = i
+			break
+		}
+	}
+	if slot < 0 {
+		fail(fr, eAGAIN)
+		return
+	}
+	c := k.th(slot)
+	c.fr = *fr
+	c.fr[2] = 0
+	c.fr[7] = 0
+	c.fr[29] = stack
+	c.state = tRunnable
+	c.wait = wNone
+	c.deadline = 0
+	k.nextTid++
+	c.tid = k.nextTid
+	c.sigmask = parent.sigmask
+	c.sigpend = 0
+	c.altOn = 0
+	if slot >= k.nthr {
+		k.nthr = slot + 1
+	}
+	ok(fr, c.tid)
+}
+
+//go:nosplit
+func (k *kstate) uname(fr *frame, buf uintptr) {
+	// struct utsname: six 65-byte fields; the buffer may be unaligned.
+	fields := [6]string{"Linux", "gowrt", "5.10.0-gowrt", "#1 gowrt", machine, "(none)"}
+	for i := 0; i < 6; i++ {
+		base := buf + uintptr(i)*65
+		s := fields[i]
+		for j := uintptr(0); j < 65; j++ {
+			c := byte(0)
+			if j < uintptr(len(s)) {
+				c = s[j]
+			}
+			if !k.uw8(base+j, c) {
+				fail(fr, eFAULT)
+				return
+			}
+		}
+	}
+	ok(fr, 0)
+}
+
+//go:nosplit
+func (k *kstate) getrandom(fr *frame, buf uintptr, n uint32) {
+	for i := uint32(0); i < n; i++ {
+		if !k.uw8(buf+uintptr(i), k.randByte()) {
+			fail(fr, eFAULT)
+			return
+		}
+	}
+	ok(fr, n)
+}
+
+//go:nosplit
+func (k *kstate) info(fr *frame, buf uintptr, size uint32) {
+	var in Info
+	in.Board = k.boardName
+	in.RAM = k.ramSize
+	used := k.mem.framesBoot - k.mem.nfree + (k.ramSize>>pageShift - k.mem.framesBoot)
+	in.RAMUsed = used << pageShift
+	if used > k.mem.peakUsed {
+		k.mem.peakUsed = used
+	}
+	in.RAMPeak = k.mem.peakUsed << pageShift
+	in.Committed = k.mem.committed << pageShift
+	in.CountHz = k.countHz
+	for i := int32(0); i < k.nthr; i++ {
+		if k.th(i).state != tFree {
+			in.Threads++
+		}
+	}
+	in.Traps = k.stats.traps
+	in.Syscalls = k.stats.syscalls
+	in.Interrupts = k.stats.interrupts
+	in.Switches = k.stats.switches
+	in.Signals = k.stats.signals
+	in.PageFaults = k.stats.pageFaults
+	in.BootToMain = uint32(k.mainCount)
+	in.Uptime = uint64(k.nanotime())
+	if !k.copyOut(buf, uintptrOfInfo(&in), uintptr(size)) {
+		fail(fr, eFAULT)
+		return
+	}
+	ok(fr, 0)
+}
+
+//go:nosplit
+func (k *kstate) idleStats(fr *frame, buf uintptr) {
+	if !k.uw32(buf, *mem32(waitHitsAddr)) || !k.uw32(buf+4, *mem32(naiveHitsAddr)) ||
+		!k.uw32(buf+8, k.stats.timerWrites) || !k.uw32(buf+12, k.stats.timerMissed) {
+		fail(fr, eFAULT)
+		return
+	}
+	ok(fr, 0)
+}

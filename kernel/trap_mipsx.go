@@ -1,0 +1,307 @@
+//go:build mips || mipsle
+
+package kernel
+
+import "github.com/gowrt/gowrt/soc/malta"
+
+// Status and Cause bits (MIPS32 PRA).
+const (
+	stIE      = 1 << 0
+	stEXL     = 1 << 1
+	stBEV     = 1 << 22
+	stIMShift = 8
+	causeIP   = 0xff << 8
+	causeBD   = 1 << 31
+)
+
+// Exception codes (Cause.ExcCode).
+const (
+	excInt  = 0
+	excMod  = 1
+	excTLBL = 2
+	excTLBS = 3
+	excAdEL = 4
+	excAdES = 5
+	excBp   = 9
+	excRI   = 10
+	excCpU  = 11
+	excOv   = 12
+	excTr   = 13
+	excSys  = 8
+)
+
+const (
+	sliceNs   = 10_000_000    // preemption slice between runnable threads
+	horizonNs = 1_000_000_000 // the timer fires at least this often (Count wrap is ~25 s)
+	minDelta  = 20_000        // smallest Compare distance, ns
+)
+
+//go:nosplit
+func (k *kstate) frameOf(i int32) *frame {
+	if i < 0 {
+		return &k.idleFr
+	}
+	return &k.threads[i&(maxThreads-1)].fr
+}
+
+//go:nosplit
+func (k *kstate) th(i int32) *thread { return &k.threads[i&(maxThreads-1)] }
+
+// trap is called by trapEntry with the interrupted context saved in the
+// current frame. Interrupts are off (EXL) for its whole run.
+//
+//go:nosplit
+func trap() {
+	k := ks()
+	k.stats.traps++
+	fr := k.frameOf(k.cur)
+	exc := (fr[fCause] >> 2) & 31
+	yield := false
+	switch exc {
+	case excInt:
+		k.interrupt()
+	case excSys:
+		k.stats.syscalls++
+		var fast bool
+		fast, yield = k.syscall(fr)
+		if k.flags&kfTrace != 0 {
+			kputs(" = ")
+			kputhex(fr[2])
+			if fr[7] != 0 {
+				kputs(" (error)")
+			}
+			kputs("\n")
+		}
+		if fast {
+			return
+		}
+	default:
+		k.fault(fr, exc)
+	}
+	k.schedule(yield)
+}
+
+// interrupt handles every pending, enabled interrupt line.
+//
+//go:nosplit
+func (k *kstate) interrupt() {
+	k.stats.interrupts++
+	pend := readCause() & readStatus() & causeIP
+	if pend&(1<<(stIMShift+malta.CPUIPPIC)) != 0 {
+		for n := 0; n < 16; n++ {
+			irq := malta.PICPoll()
+			if irq < 0 {
+				break
+			}
+			k.irq(irq)
+		}
+	}
+	if pend&(3<<stIMShift) != 0 { // software interrupts: just clear them
+		writeCause(readCause() &^ (3 << stIMShift))
+	}
+	// IP7 (timer) needs nothing here: schedule() processes deadlines and
+	// rewrites Compare, which clears the interrupt.
+	if pend&(1<<(stIMShift+malta.CPUIPTimer)) != 0 {
+		k.armed = 0
+	}
+}
+
+// irq handles one i8259 line taken by PICPoll.
+//
+//go:nosplit
+func (k *kstate) irq(irq int) {
+	line := uint(irq) & 15
+	if line == malta.IRQCOM1 {
+		k.consoleRX()
+		malta.PICEOI(irq)
+		return
+	}
+	// A line delivered to a goroutine through the intr contract: mask it
+	// at the controller, remember it fired, wake its waiter. The handler
+	// goroutine unmasks it when done.
+	k.picMask |= 1 << line
+	malta.PICSetMask(k.picMask)
+	malta.PICEOI(irq)
+	if k.irqEnabled&(1<<line) == 0 {
+		return // spurious or closed: stays masked
+	}
+	k.irqFired[line]++
+	for i := int32(0); i < k.nthr; i++ {
+		t := k.th(i)
+		if t.state == tBlocked && t.wait == wIRQ && t.waddr == uintptr(line) {
+			n := k.irqFired[line]
+			k.irqFired[line] = 0
+			k.wake(t, n, 0)
+			break
+		}
+	}
+}
+
+// consoleRX drains the UART into the receive ring and wakes a reader.
+//
+//go:nosplit
+func (k *kstate) consoleRX() {
+	got := false
+	for n := 0; n < rxSize; n++ {
+		c, ok := malta.UARTGetc()
+		if !ok {
+			break
+		}
+		if k.rxw-k.rxr < rxSize {
+			k.rx[k.rxw&(rxSize-1)] = c
+			k.rxw++
+		}
+		got = true
+	}
+	if got {
+		k.fdReady(0)
+	}
+}
+
+// wake makes a blocked thread runnable with the given syscall result.
+//
+//go:nosplit
+func (k *kstate) wake(t *thread, r2 uint32, r7 uint32) {
+	t.fr[2] = r2
+	t.fr[7] = r7
+	t.state = tRunnable
+	t.wait = wNone
+	t.deadline = 0
+}
+
+//go:nosplit
+func (k *kstate) block(t *thread, wait uint32, waddr uintptr, deadline int64) {
+	t.state = tBlocked
+	t.wait = wait
+	t.waddr = waddr
+	t.deadline = deadline
+}
+
+// expire completes the blocked calls whose deadline has passed.
+//
+//go:nosplit
+func (k *kstate) expire(now int64) {
+	for i := int32(0); i < k.nthr; i++ {
+		t := k.th(i)
+		if t.state != tBlocked || t.deadline == 0 || t.deadline > now {
+			continue
+		}
+		switch t.wait {
+		case wFutex:
+			k.wake(t, eTIMEDOUT, 1)
+		case wSleep, wEpoll:
+			k.wake(t, 0, 0)
+		}
+	}
+}
+
+// schedule picks what runs next, programs the timer and delivers signals.
+// An interrupt that arrives while the CPU idles does not switch here: it
+// returns to the idle loop, which sees k.runnable and gives up the CPU
+// with a system call (yield); that keeps the idle window meaningful.
+//
+//go:nosplit
+func (k *kstate) schedule(yield bool) {
+	for {
+		now := k.nanotime()
+		k.expire(now)
+		next, others := k.pick(now, yield)
+		if next != k.cur {
+			k.stats.switches++
+			k.cur = next
+			k.sliceEnd = now + sliceNs
+		}
+		if next == idleTid {
+			k.runnable = 0
+			if others > 0 {
+				k.runnable = 1
+			}
+		}
+		deadline := int64(0)
+		if others > 0 && next != idleTid {
+			deadline = k.sliceEnd
+		}
+		for i := int32(0); i < k.nthr; i++ {
+			t := k.th(i)
+			if t.state == tBlocked && t.deadline != 0 && (deadline == 0 || t.deadline < deadline) {
+				deadline = t.deadline
+			}
+		}
+		if k.arm(now, deadline) {
+			break
+		}
+		yield = false
+	}
+	if k.cur != idleTid {
+		k.deliverSignals(k.th(k.cur))
+	}
+	fr := k.frameOf(k.cur)
+	fr[fStatus] = k.statusRun | fr[fStatus]&stIE
+	*mem32(curFrameAddr) = uint32(uintptrOf(fr))
+}
+
+// pick chooses the next context. others counts runnable threads that will
+// not run now.
+//
+//go:nosplit
+func (k *kstate) pick(now int64, yield bool) (next int32, others int) {
+	cur := k.cur
+	nrun := 0
+	for i := int32(0); i < k.nthr; i++ {
+		if k.th(i).state == tRunnable {
+			nrun++
+		}
+	}
+	if cur == idleTid && !yield {
+		return idleTid, nrun
+	}
+	curRunnable := cur != idleTid && k.th(cur).state == tRunnable
+	if curRunnable && !yield && (nrun == 1 || now < k.sliceEnd) {
+		return cur, nrun - 1
+	}
+	// Round robin from the slot after cur.
+	start := cur + 1
+	if cur == idleTid {
+		start = 0
+	}
+	i := start
+	for n := int32(0); n < k.nthr; n++ {
+		if i >= k.nthr {
+			i = 0
+		}
+		if k.th(i).state == tRunnable {
+			return i, nrun - 1
+		}
+		i++
+	}
+	return idleTid, 0
+}
+
+// arm programs Compare for deadline (or the wrap horizon). It reports false
+// if the deadline passed while Compare was being written (QEMU loses such a
+// deadline until Count wraps, reference §10.3): the caller must re-run.
+//
+//go:nosplit
+func (k *kstate) arm(now, deadline int64) bool {
+	if deadline == 0 || deadline-now > horizonNs {
+		deadline = now + horizonNs
+	}
+	if deadline == k.armed && deadline > now {
+		return true
+	}
+	d := deadline - now
+	if d < minDelta {
+		d = minDelta
+	}
+	ticks := uint32(uint64(uint32(d)) * uint64(k.ticksPerNs32) >> 32)
+	c := readCount() + ticks
+	writeCompare(c)
+	k.stats.timerWrites++
+	k.armed = deadline
+	if int32(readCount()-c) >= 0 {
+		k.stats.timerMissed++
+		k.armed = 0
+		return false
+	}
+	return true
+}
