@@ -1,7 +1,6 @@
 package barrier
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"unsafe"
@@ -29,7 +28,7 @@ func NewMMIO(name string, base uintptr, size uint32, order Order) (*MMIO, error)
 	if base+uintptr(size) < base {
 		return nil, fmt.Errorf("barrier: MMIO region %q: %#x+%#x wraps", name, base, size)
 	}
-	return &MMIO{base: devicePointer(base), size: size, swap: order.swaps(binary.NativeEndian), name: name}, nil
+	return &MMIO{base: devicePointer(base), size: size, swap: order.swaps(), name: name}, nil
 }
 
 // NewMMIOBuffer returns an MMIO Space over ordinary memory. It exists for
@@ -38,7 +37,7 @@ func NewMMIOBuffer(name string, mem []uint32, order Order) (*MMIO, error) {
 	if len(mem) == 0 {
 		return nil, fmt.Errorf("barrier: MMIO region %q: empty buffer", name)
 	}
-	return &MMIO{base: unsafe.Pointer(&mem[0]), size: uint32(len(mem) * 4), swap: order.swaps(binary.NativeEndian), name: name}, nil
+	return &MMIO{base: unsafe.Pointer(&mem[0]), size: uint32(len(mem) * 4), swap: order.swaps(), name: name}, nil
 }
 
 // devicePointer turns a device address into a pointer. Device registers

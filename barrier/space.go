@@ -53,14 +53,17 @@ func (o Order) String() string {
 	return fmt.Sprintf("Order(%d)", uint8(o))
 }
 
-// swaps reports whether values must be byte-swapped between a CPU of byte
-// order cpu and a region of order o.
-func (o Order) swaps(cpu binary.ByteOrder) bool {
+// cpuBigEndian is the byte order of the CPU this program runs on.
+var cpuBigEndian = binary.NativeEndian.Uint16([]byte{1, 0}) != 1
+
+// swaps reports whether values must be byte-swapped between this CPU and a
+// region of order o.
+func (o Order) swaps() bool {
 	switch o {
 	case BigEndian:
-		return cpu != binary.ByteOrder(binary.BigEndian)
+		return !cpuBigEndian
 	case LittleEndian:
-		return cpu != binary.ByteOrder(binary.LittleEndian)
+		return cpuBigEndian
 	}
 	return false
 }

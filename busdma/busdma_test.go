@@ -1,0 +1,216 @@
+package busdma_test
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/gowrt/gowrt/busdma"
+	"github.com/gowrt/gowrt/hwsim"
+)
+
+func newTag(t testing.TB, cfg busdma.TagConfig) (*hwsim.System, *busdma.Tag) {
+	t.Helper()
+	sys := hwsim.New(hwsim.Config{Seed: 1, NoEviction: true})
+	if cfg.Name == "" {
+		cfg.Name = "t"
+	}
+	tg, err := busdma.NewTag(sys.Mem, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sys, tg
+}
+
+func TestInvalidTags(t *testing.T) {
+	sys := hwsim.New(hwsim.Config{})
+	for name, cfg := range map[string]busdma.TagConfig{
+		"no size":            {},
+		"alignment 3":        {MaxSize: 64, Alignment: 3},
+		"boundary 100":       {MaxSize: 64, Boundary: 100},
+		"boundary < align":   {MaxSize: 64, Alignment: 64, Boundary: 32},
+		"seg not multiple":   {MaxSize: 64, MaxSegSize: 6, SegLenMultiple: 4},
+		"negative segments":  {MaxSize: 64, MaxSegments: -1},
+		"seg below multiple": {MaxSize: 64, MaxSegSize: 2, SegLenMultiple: 4},
+	} {
+		if _, err := busdma.NewTag(sys.Mem, cfg); !errors.Is(err, busdma.ErrTag) {
+			t.Errorf("%s: got %v, want ErrTag", name, err)
+		}
+	}
+	if _, err := busdma.NewTag(nil, busdma.TagConfig{MaxSize: 64}); !errors.Is(err, busdma.ErrTag) {
+		t.Errorf("nil platform: %v", err)
+	}
+}
+
+func TestMapMisuse(t *testing.T) {
+	_, tg := newTag(t, busdma.TagConfig{MaxSize: 256})
+	m, _ := tg.NewMap()
+	if err := m.Sync(busdma.PreWrite); !errors.Is(err, busdma.ErrNotLoaded) {
+		t.Errorf("sync of unloaded map: %v", err)
+	}
+	if err := m.Unload(); !errors.Is(err, busdma.ErrNotLoaded) {
+		t.Errorf("unload of unloaded map: %v", err)
+	}
+	if _, err := m.Load(make([]byte, 257), busdma.ToDevice); !errors.Is(err, busdma.ErrTooBig) {
+		t.Errorf("oversized load: %v", err)
+	}
+	if _, err := m.Load(nil, busdma.ToDevice); !errors.Is(err, busdma.ErrEmpty) {
+		t.Errorf("empty load: %v", err)
+	}
+	buf := make([]byte, 64)
+	if _, err := m.Load(buf, busdma.ToDevice); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Load(buf, busdma.ToDevice); !errors.Is(err, busdma.ErrLoaded) {
+		t.Errorf("double load: %v", err)
+	}
+	if err := m.Sync(busdma.PostRead); !errors.Is(err, busdma.ErrDirection) {
+		t.Errorf("read sync of a TX load: %v", err)
+	}
+	if err := m.Unload(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tg.Alloc(1000); !errors.Is(err, busdma.ErrTooBig) {
+		t.Errorf("alloc beyond MaxSize: %v", err)
+	}
+}
+
+// AR7130/AR7141/AR7161 TX: 4-byte aligned buffers, non-last fragments a
+// multiple of 4. Good fragments stay in place; a misaligned one is bounced
+// alone; a bad-length one is coalesced with the rest.
+func TestAR7161FragmentRules(t *testing.T) {
+	_, tg := newTag(t, busdma.TagConfig{MaxSize: 1536, MaxSegments: 8, Alignment: 4, SegLenMultiple: 4})
+	backing := make([]byte, 4096)
+	aligned := func(off, n int) []byte {
+		for i := range backing {
+			if addr(backing[i:])%32 == 0 {
+				return backing[i+off : i+off+n]
+			}
+		}
+		panic("no aligned spot")
+	}
+	hdr, mid, tail := aligned(0, 16), aligned(64+2, 100), aligned(256, 40)
+	m, _ := tg.NewMap()
+	segs, err := m.LoadFrags([][]byte{hdr, mid, tail}, busdma.ToDevice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(segs) != 3 || m.Bounced != 1 {
+		t.Fatalf("misaligned middle: %d segments, bounced %d; want 3 segments with one bounce", len(segs), m.Bounced)
+	}
+	for _, s := range segs {
+		if s.Addr%4 != 0 {
+			t.Errorf("segment at %#x not 4-aligned", s.Addr)
+		}
+	}
+	_ = m.Unload()
+
+	odd := aligned(512, 30) // non-last, 30 % 4 != 0
+	segs, err = m.LoadFrags([][]byte{hdr, odd, tail}, busdma.ToDevice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(segs) != 2 || segs[1].Len != 70 {
+		t.Fatalf("bad-length fragment: segments %+v, want hdr in place + 70 coalesced bytes", segs)
+	}
+	for i, s := range segs[:len(segs)-1] {
+		if s.Len%4 != 0 {
+			t.Errorf("non-last segment %d has length %d", i, s.Len)
+		}
+	}
+	_ = m.Unload()
+}
+
+func TestBoundaryAndSegSize(t *testing.T) {
+	_, tg := newTag(t, busdma.TagConfig{MaxSize: 4096, MaxSegments: 8, MaxSegSize: 1024, Boundary: 2048})
+	buf, err := tg.Alloc(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := tg.NewMap()
+	segs, err := m.Load(buf[100:3100], busdma.ToDevice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, s := range segs {
+		if s.Len > 1024 || s.Addr/2048 != (s.Addr+uint64(s.Len)-1)/2048 {
+			t.Errorf("segment %+v breaks size or boundary", s)
+		}
+		total += s.Len
+	}
+	if total != 3000 {
+		t.Fatalf("segments cover %d bytes", total)
+	}
+}
+
+func TestTooManySegments(t *testing.T) {
+	_, tg := newTag(t, busdma.TagConfig{MaxSize: 4096, MaxSegments: 2, MaxSegSize: 512})
+	m, _ := tg.NewMap()
+	if _, err := m.Load(make([]byte, 2048), busdma.ToDevice); !errors.Is(err, busdma.ErrTooManySegs) {
+		t.Fatalf("got %v", err)
+	}
+	if m.Loaded() {
+		t.Fatal("failed load left the map loaded")
+	}
+}
+
+func TestBouncePoolExhaustion(t *testing.T) {
+	_, tg := newTag(t, busdma.TagConfig{MaxSize: 256, Alignment: 64, BounceBuffers: 1})
+	a, b := make([]byte, 300), make([]byte, 300)
+	m1, _ := tg.NewMap()
+	m2, _ := tg.NewMap()
+	mis := func(x []byte) []byte {
+		for i := range x {
+			if addr(x[i:])%64 == 8 {
+				return x[i : i+100]
+			}
+		}
+		panic("x")
+	}
+	if _, err := m1.Load(mis(a), busdma.ToDevice); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m2.Load(mis(b), busdma.ToDevice); !errors.Is(err, busdma.ErrNoBounce) {
+		t.Fatalf("second bounce with a pool of one: %v", err)
+	}
+	_ = m1.Unload()
+	if _, err := m2.Load(mis(b), busdma.ToDevice); err != nil {
+		t.Fatalf("bounce buffer not returned on unload: %v", err)
+	}
+}
+
+// Bounced TX data reaches the device only via PREWRITE; bounced RX data
+// reaches the client only via POSTREAD.
+func TestBounceCopies(t *testing.T) {
+	sys, tg := newTag(t, busdma.TagConfig{MaxSize: 256, Alignment: 64})
+	raw := make([]byte, 400)
+	var buf []byte
+	for i := range raw {
+		if addr(raw[i:])%64 == 4 {
+			buf = raw[i : i+128]
+			break
+		}
+	}
+	copy(buf, bytes.Repeat([]byte("tx"), 64))
+	m, _ := tg.NewMap()
+	segs, err := m.Load(buf, busdma.Bidirectional)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = m.Sync(busdma.PreWrite | busdma.PreRead)
+	got := make([]byte, 128)
+	sys.Do(func() { _ = sys.Mem.DevRead(segs[0].Addr, got) })
+	if !bytes.Equal(got, buf) {
+		t.Fatal("device did not see the bounced TX data")
+	}
+	rx := bytes.Repeat([]byte("rx"), 64)
+	sys.Do(func() { _ = sys.Mem.DevWrite(segs[0].Addr, rx) })
+	_ = m.Sync(busdma.PostRead)
+	if !bytes.Equal(buf, rx) {
+		t.Fatal("client did not get the bounced RX data")
+	}
+	if len(sys.Misuses()) != 0 {
+		t.Fatal(sys.Misuses())
+	}
+}

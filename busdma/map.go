@@ -1,0 +1,311 @@
+package busdma
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// bounceRec is one client fragment copied through the bounce buffer.
+type bounceRec struct {
+	client []byte
+	off    int // offset in the bounce buffer
+}
+
+// Map is one buffer's mapping. A map is loaded, synced and unloaded by one
+// goroutine at a time (drivers own their maps); it allocates nothing after
+// NewMap.
+type Map struct {
+	tag    *Tag
+	loaded bool
+	dir    Dir
+
+	segs   []Segment // bus view, cap MaxSegments
+	segCPU [][]byte  // CPU view of each segment, for cache maintenance
+
+	bounce     []byte // borrowed from the tag while loaded
+	bounceAddr uint64
+	bounceUsed int
+	recs       []bounceRec
+	xlated     []uint64 // translated client addresses to release
+
+	// Bounced counts loads that needed the bounce buffer.
+	Bounced uint64
+}
+
+// maxFrags bounds the fragments of one gather load (beyond it the caller
+// should linearise the packet).
+const maxFrags = 32
+
+// NewMap returns an unloaded map for t.
+func (t *Tag) NewMap() (*Map, error) {
+	return &Map{
+		tag:    t,
+		segs:   make([]Segment, 0, t.cfg.MaxSegments),
+		segCPU: make([][]byte, 0, t.cfg.MaxSegments),
+		recs:   make([]bounceRec, 0, maxFrags),
+		xlated: make([]uint64, 0, maxFrags+t.cfg.MaxSegments),
+	}, nil
+}
+
+// Loaded reports whether the map holds a buffer.
+func (m *Map) Loaded() bool { return m.loaded }
+
+// Segments returns the segments of the current load.
+func (m *Map) Segments() []Segment { return m.segs }
+
+// Load maps buf for a transfer in direction dir and returns its segments.
+func (m *Map) Load(buf []byte, dir Dir) ([]Segment, error) {
+	one := [1][]byte{buf}
+	return m.LoadFrags(one[:], dir)
+}
+
+// LoadFrags maps a gather list (a packet in several fragments) as one
+// transfer. Fragments that satisfy the tag are mapped in place (zero-copy);
+// only those that do not are copied through the bounce buffer. A non-last
+// fragment whose length breaks SegLenMultiple cannot be fixed by moving it,
+// so it is coalesced with everything after it into the bounce buffer.
+func (m *Map) LoadFrags(frags [][]byte, dir Dir) ([]Segment, error) {
+	t := m.tag
+	if m.loaded {
+		return nil, fmt.Errorf("%w (tag %q)", ErrLoaded, t.cfg.Name)
+	}
+	if dir == 0 || dir&^Bidirectional != 0 {
+		return nil, fmt.Errorf("busdma: tag %q: invalid direction %d", t.cfg.Name, dir)
+	}
+	if len(frags) == 0 {
+		return nil, fmt.Errorf("%w (tag %q): no fragments", ErrEmpty, t.cfg.Name)
+	}
+	if len(frags) > maxFrags {
+		return nil, fmt.Errorf("%w: tag %q: %d fragments (at most %d)", ErrTooManySegs, t.cfg.Name, len(frags), maxFrags)
+	}
+	total := 0
+	for _, f := range frags {
+		if len(f) == 0 {
+			return nil, fmt.Errorf("%w (tag %q): zero-length fragment", ErrEmpty, t.cfg.Name)
+		}
+		total += len(f)
+	}
+	if total > t.cfg.MaxSize {
+		return nil, fmt.Errorf("%w: tag %q: %d bytes (max %d)", ErrTooBig, t.cfg.Name, total, t.cfg.MaxSize)
+	}
+	m.dir = dir
+	for i := 0; i < len(frags); i++ {
+		f := frags[i]
+		last := i == len(frags)-1
+		if !last && len(f)%t.cfg.SegLenMultiple != 0 {
+			if err := m.bounceFrom(frags[i:]); err != nil {
+				return nil, m.fail(err)
+			}
+			break
+		}
+		nsegs, nx := len(m.segs), len(m.xlated)
+		ok, err := m.direct(f, last)
+		if err != nil {
+			return nil, m.fail(err)
+		}
+		if ok {
+			continue
+		}
+		// Undo the partial in-place mapping of this fragment.
+		for _, a := range m.xlated[nx:] {
+			_ = t.plat.Release(a)
+		}
+		m.xlated = m.xlated[:nx]
+		m.segs, m.segCPU = m.segs[:nsegs], m.segCPU[:nsegs]
+		if !last && len(m.segs)+1 >= cap(m.segs) {
+			// No segment budget left to go on fragment by fragment.
+			if err := m.bounceFrom(frags[i:]); err != nil {
+				return nil, m.fail(err)
+			}
+			break
+		}
+		if err := m.bounceFrom(frags[i : i+1]); err != nil {
+			return nil, m.fail(err)
+		}
+	}
+	m.loaded = true
+	return m.segs, nil
+}
+
+// direct maps f in place if every constraint holds; ok=false asks for a
+// bounce.
+func (m *Map) direct(f []byte, last bool) (bool, error) {
+	t := m.tag
+	if m.dir&FromDevice != 0 {
+		// The device writes whole lines' worth of ownership: a line shared
+		// with other data must not be handed to it.
+		if addrOf(f)%uintptr(t.line) != 0 || len(f)%t.line != 0 {
+			return false, nil
+		}
+	}
+	for rest := f; len(rest) > 0; {
+		addr, contig, err := t.plat.Translate(rest)
+		if err != nil {
+			return false, fmt.Errorf("busdma: tag %q: %w", t.cfg.Name, err)
+		}
+		m.xlated = append(m.xlated, addr)
+		if contig <= 0 || contig > len(rest) {
+			return false, fmt.Errorf("busdma: tag %q: platform translated %d of %d bytes", t.cfg.Name, contig, len(rest))
+		}
+		if addr%uint64(t.cfg.Alignment) != 0 ||
+			(t.cfg.AddrLimit != 0 && addr+uint64(contig)-1 > t.cfg.AddrLimit) {
+			return false, nil
+		}
+		if !m.emit(addr, rest[:contig], last && contig == len(rest)) {
+			return false, nil
+		}
+		rest = rest[contig:]
+		if len(m.xlated) == cap(m.xlated) && len(rest) > 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// emit appends the segments for a physically contiguous run, split at the
+// boundary and at MaxSegSize. It returns false if the run does not fit the
+// segment budget or would leave a non-last segment of a bad length.
+func (m *Map) emit(addr uint64, cpu []byte, last bool) bool {
+	t := m.tag
+	for len(cpu) > 0 {
+		n := len(cpu)
+		if n > t.cfg.MaxSegSize {
+			n = t.cfg.MaxSegSize
+		}
+		if b := t.cfg.Boundary; b != 0 {
+			if room := b - addr%b; uint64(n) > room {
+				n = int(room)
+			}
+		}
+		isLast := last && n == len(cpu)
+		if !isLast && n%t.cfg.SegLenMultiple != 0 {
+			return false
+		}
+		if addr%uint64(t.cfg.Alignment) != 0 || len(m.segs) == cap(m.segs) {
+			return false
+		}
+		m.segs = append(m.segs, Segment{Addr: addr, Len: n})
+		m.segCPU = append(m.segCPU, cpu[:n:n])
+		addr += uint64(n)
+		cpu = cpu[n:]
+	}
+	return true
+}
+
+// bounceFrom copies frags (contiguously) into the bounce buffer at the next
+// line-aligned offset and emits segments for that bounce space.
+func (m *Map) bounceFrom(frags [][]byte) error {
+	t := m.tag
+	if m.bounce == nil {
+		select {
+		case m.bounce = <-t.bounce:
+		default:
+			return fmt.Errorf("%w (tag %q, %d in use)", ErrNoBounce, t.cfg.Name, t.cfg.BounceBuffers)
+		}
+		addr, _, err := t.plat.Translate(m.bounce)
+		if err != nil {
+			return fmt.Errorf("busdma: tag %q: bounce buffer: %w", t.cfg.Name, err)
+		}
+		m.bounceAddr = addr
+		m.bounceUsed = 0
+		m.Bounced++
+	}
+	start := roundUp(m.bounceUsed, max(t.line, t.cfg.Alignment))
+	off := start
+	for _, f := range frags {
+		if len(m.recs) == cap(m.recs) {
+			return fmt.Errorf("%w: tag %q: too many bounced fragments", ErrTooManySegs, t.cfg.Name)
+		}
+		if off+len(f) > len(m.bounce) {
+			return fmt.Errorf("%w: tag %q: bounced data exceeds %d bytes", ErrTooBig, t.cfg.Name, len(m.bounce))
+		}
+		m.recs = append(m.recs, bounceRec{client: f, off: off})
+		off += len(f)
+	}
+	n := off - start
+	// The bounce space is handed to the device in whole lines for reads.
+	cpu := m.bounce[start : start+n]
+	if !m.emit(m.bounceAddr+uint64(start), cpu, true) {
+		return fmt.Errorf("%w: tag %q: %d bytes in at most %d segments", ErrTooManySegs, t.cfg.Name, n, t.cfg.MaxSegments)
+	}
+	m.bounceUsed = off
+	return nil
+}
+
+func (m *Map) fail(err error) error {
+	m.reset()
+	return err
+}
+
+func (m *Map) reset() {
+	t := m.tag
+	for _, a := range m.xlated {
+		_ = t.plat.Release(a)
+	}
+	if m.bounce != nil {
+		t.bounce <- m.bounce
+		m.bounce = nil
+	}
+	for i := range m.recs {
+		m.recs[i] = bounceRec{}
+	}
+	for i := range m.segCPU {
+		m.segCPU[i] = nil
+	}
+	m.segs, m.segCPU, m.recs, m.xlated = m.segs[:0], m.segCPU[:0], m.recs[:0], m.xlated[:0]
+	m.loaded = false
+	m.dir = 0
+}
+
+// Unload ends the mapping and returns any bounce buffer to the tag.
+func (m *Map) Unload() error {
+	if !m.loaded {
+		return fmt.Errorf("%w (tag %q): unload", ErrNotLoaded, m.tag.cfg.Name)
+	}
+	m.reset()
+	return nil
+}
+
+// Sync performs the cache maintenance for op (a combination of Pre/Post
+// Read/Write) and always ends with a completion barrier.
+func (m *Map) Sync(op SyncOp) error {
+	t := m.tag
+	if !m.loaded {
+		return fmt.Errorf("%w (tag %q): sync", ErrNotLoaded, t.cfg.Name)
+	}
+	if op&(PreRead|PostRead) != 0 && m.dir&FromDevice == 0 {
+		return fmt.Errorf("%w: tag %q: read sync of a buffer loaded for the device to read", ErrDirection, t.cfg.Name)
+	}
+	if op&PreWrite != 0 && m.dir&ToDevice != 0 {
+		for _, r := range m.recs {
+			copy(m.bounce[r.off:], r.client)
+		}
+	}
+	if !t.cfg.Coherent {
+		var cop CacheOp
+		switch {
+		case op&PreRead != 0 && op&PreWrite != 0:
+			cop = WritebackInvalidate
+		case op&PreWrite != 0:
+			cop = Writeback
+		case op&(PreRead|PostRead) != 0:
+			cop = Invalidate
+		}
+		if cop != 0 {
+			for _, cpu := range m.segCPU {
+				if err := t.plat.Cache(cop, cpu); err != nil {
+					return fmt.Errorf("busdma: tag %q: %w", t.cfg.Name, err)
+				}
+			}
+		}
+	}
+	if op&PostRead != 0 {
+		for _, r := range m.recs {
+			copy(r.client, m.bounce[r.off:])
+		}
+	}
+	t.plat.Barrier()
+	return nil
+}
+
+func addrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
