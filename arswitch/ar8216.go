@@ -42,25 +42,19 @@ func (b *base) wait(addr, busy uint32, what string) (uint32, error) {
 // one register layout (reference §3), variants differing in data.
 type ar8216 struct {
 	base
-	chip   ChipID
-	rev    int
-	phyIO  phyIO
-	layout *mibLayout
-	// splitPortVLAN: member mask and 802.1Q mode live in PORT_VLAN2
-	// (AR934x) rather than in PORT_VLAN.
-	splitPortVLAN bool
+	v     *variant16
+	rev   int
+	phyIO phyIO
 }
 
-func (c *ar8216) id() ChipID           { return c.chip }
-func (c *ar8216) nports() int          { return maxPortsAR8216Family }
-func (c *ar8216) maxVLANs() int        { return r16MaxVTUEntries }
-func (c *ar8216) perVLANTagging() bool { return false }
-func (c *ar8216) atuSize() int         { return r16ATUEntries }
-func (c *ar8216) phy() phyIO           { return c.phyIO }
-func (c *ar8216) mibLayout() *mibLayout {
-	return c.layout
-}
-func (c *ar8216) mibBase(p int) uint32 { return r16MIBBase + uint32(p)*r16MIBStride }
+func (c *ar8216) id() ChipID            { return c.v.chip }
+func (c *ar8216) nports() int           { return maxPortsAR8216Family }
+func (c *ar8216) maxVLANs() int         { return r16MaxVTUEntries }
+func (c *ar8216) perVLANTagging() bool  { return false }
+func (c *ar8216) atuSize() int          { return r16ATUEntries }
+func (c *ar8216) phy() phyIO            { return c.phyIO }
+func (c *ar8216) mibLayout() *mibLayout { return c.v.layout }
+func (c *ar8216) mibBase(p int) uint32  { return r16MIBBase + uint32(p)*r16MIBStride }
 
 func (c *ar8216) portStatusReg(p int) uint32 {
 	return r16PortStatusBase + uint32(p)*r16PortStride
@@ -84,95 +78,139 @@ func (c *ar8216) reset() error {
 	return fmt.Errorf("%w: soft reset", ErrBusy)
 }
 
+// regStep is one read-modify-write of chip initialisation.
+type regStep struct{ addr, clear, set uint32 }
+
+// variant16 is the data that distinguishes the members of the AR8216
+// family: the operations table is one type, parameterised by this.
+type variant16 struct {
+	chip   ChipID
+	layout *mibLayout
+	// steps returns the chip-specific global init for a board.
+	steps func(b *Board) []regStep
+	// cpuStatus is the forced PORT_STATUS of a CPU port.
+	cpuStatus uint32
+	// splitPortVLAN: member mask and 802.1Q mode live in PORT_VLAN2
+	// (AR934x) rather than in PORT_VLAN.
+	splitPortVLAN bool
+	// post runs after the register steps (PHY fixups).
+	post func(c *ar8216, b *Board) error
+}
+
+const (
+	// Forced CPU link: 1000 full with flow control; 100 full without on
+	// the AR8216 ([FB-SW] ar8xxx_port_init, [OW-8216] also sets LINK_UP).
+	cpuStatus1000 = portStatusSpeed1000 | portStatusTXMAC | portStatusRXMAC |
+		portStatusDuplex | portStatusTXFlow | portStatusRXFlow | portStatusLinkUp
+	cpuStatus100 = portStatusSpeed100 | portStatusTXMAC | portStatusRXMAC |
+		portStatusDuplex | portStatusLinkUp
+)
+
+var variants16 = map[ChipID]*variant16{
+	ChipAR8216: {chip: ChipAR8216, layout: mibLayout8216, cpuStatus: cpuStatus100,
+		steps: func(*Board) []regStep {
+			return []regStep{
+				{r16Magic, 0xffffffff, magic8316Init}, // [OW-8216] writes the same magic on AR8216
+				{r16GlobalCtrl, globalCtrlMTU8216, mtu8216},
+				{r16FloodMask, 0, flood8216BcastToCPU},
+			}
+		}},
+	ChipAR8316: {chip: ChipAR8316, layout: mibLayout8236, cpuStatus: cpuStatus1000,
+		steps: func(b *Board) []regStep {
+			mode := uint32(mode8316RGMII)
+			switch {
+			case b.cpuMode(0) == ModeGMII:
+				mode = mode8316GMII
+			case b.PHY4ToCPU:
+				mode = mode8316RGMIIPort4
+			}
+			return []regStep{
+				{r16Mode, 0xffffffff, mode},
+				{r16Magic, 0xffffffff, magic8316Init},
+				{r16FloodMask, 0xffffffff, flood8316Init},
+				{r16GlobalCtrl, globalCtrlMTU8316, mtuJumbo},
+				{r16MIBFunc, 0, mibFuncEn934x},
+			}
+		},
+		post: func(c *ar8216, b *Board) error {
+			if !b.PHY4ToCPU || b.cpuMode(0) != ModeRGMII {
+				return nil
+			}
+			// Port-4 RGMII delays through PHY4's debug registers ([FB-8316]).
+			for _, w := range [...][2]uint16{{0x12, 0x480c}, {0x0, 0x824e}, {0x5, 0x3d47}} {
+				if err := writeDebug(c.phyIO, 4, w[0], w[1]); err != nil {
+					return fmt.Errorf("arswitch: AR8316 port 4 RGMII fixup: %w", err)
+				}
+			}
+			c.sleep(time.Millisecond)
+			return nil
+		}},
+	ChipAR7240: {chip: ChipAR7240, layout: mibLayout8236, cpuStatus: cpuStatus1000,
+		steps: func(*Board) []regStep {
+			return []regStep{
+				{r16TagPrio, 0xffffffff, tagPrio7240Init},
+				{r16ATUCtrl, 0, atuCtrlRsvd19 | atuCtrlARPEn},
+				{r16FloodMask, 0, flood8216BcastToCPU},
+				// "MTU max" [OW-7240]; field width 11 bits (uncertain).
+				{r16GlobalCtrl, globalCtrlMTU8216, globalCtrlMTU7240},
+			}
+		}},
+	ChipAR934x: {chip: ChipAR934x, layout: mibLayout8236, cpuStatus: cpuStatus1000, splitPortVLAN: true,
+		steps: func(b *Board) []regStep {
+			opm := uint32(operMode0MACGMIIEn)
+			if b.cpuMode(0) == ModeMII {
+				opm = operMode0PHYMIIEn
+			}
+			st := []regStep{
+				{r16TagPrio, 0xffffffff, tagPrio7240Init},
+				{r16QMCtrl, 0, qmCtrlARPEn},
+				// Flood multicast and broadcast to the CPU port (port 0).
+				{r16FloodMask, 0, 1<<floodMulticastShift | 1<<flood934xBcastShift},
+				{r16MIBFunc, 0, mibFuncEn934x},
+				{r16OperMode0, operMode0MACGMIIEn | operMode0PHYMIIEn, opm},
+				{r16GlobalCtrl, globalCtrlMTU934x, mtu934x},
+			}
+			if b.PHY4ToCPU {
+				st = append(st, regStep{r16Mode, 0, operMode1PHY4MIIEn})
+			}
+			return st
+		}},
+}
+
+func (c *ar8216) checkBoard(b *Board) error {
+	if b.LEDs != nil {
+		return fmt.Errorf("%w: %s: LED registers are only known for the AR8327/AR8337", ErrBoard, b.Name)
+	}
+	for _, cp := range b.CPU {
+		if cp.TXDelay != nil || cp.RXDelay != nil || cp.Mode == ModeSGMII {
+			return fmt.Errorf("%w: %s: pad delays and SGMII are AR8327/AR8337 settings", ErrBoard, b.Name)
+		}
+	}
+	return nil
+}
+
 func (c *ar8216) init(b *Board) error {
-	io := c.io
-	type step struct {
-		addr, clear, set uint32
-	}
-	var steps []step
-	switch c.chip {
-	case ChipAR8216:
-		steps = []step{
-			{r16Magic, 0xffffffff, magic8316Init}, // [OW-8216] writes the same magic on AR8216
-			{r16GlobalCtrl, globalCtrlMTU8216, mtu8216},
-			{r16FloodMask, 0, flood8216BcastToCPU},
-		}
-	case ChipAR8316:
-		mode := uint32(mode8316RGMII)
-		switch {
-		case b.cpuMode(0) == ModeGMII:
-			mode = mode8316GMII
-		case b.PHY4ToCPU:
-			mode = mode8316RGMIIPort4
-		}
-		steps = []step{
-			{r16Mode, 0xffffffff, mode},
-			{r16Magic, 0xffffffff, magic8316Init},
-			{r16FloodMask, 0xffffffff, flood8316Init},
-			{r16GlobalCtrl, globalCtrlMTU8316, mtuJumbo},
-			{r16MIBFunc, 0, mibFuncEn934x},
-		}
-	case ChipAR7240:
-		steps = []step{
-			{r16TagPrio, 0xffffffff, tagPrio7240Init},
-			{r16ATUCtrl, 0, atuCtrlRsvd19 | atuCtrlARPEn},
-			{r16FloodMask, 0, flood8216BcastToCPU},
-			{r16GlobalCtrl, globalCtrlMTU8216, globalCtrlMTU7240}, // "MTU max" [OW-7240]; field width 11 bits (uncertain)
-		}
-	case ChipAR934x:
-		opm := uint32(operMode0MACGMIIEn)
-		if b.cpuMode(0) == ModeMII {
-			opm = operMode0PHYMIIEn
-		}
-		steps = []step{
-			{r16TagPrio, 0xffffffff, tagPrio7240Init},
-			{r16QMCtrl, 0, qmCtrlARPEn},
-			// Flood multicast and broadcast to the CPU port (port 0).
-			{r16FloodMask, 0, 1<<floodMulticastShift | 1<<flood934xBcastShift},
-			{r16MIBFunc, 0, mibFuncEn934x},
-			{r16OperMode0, operMode0MACGMIIEn | operMode0PHYMIIEn, opm},
-			{r16GlobalCtrl, globalCtrlMTU934x, mtu934x},
-		}
-		if b.PHY4ToCPU {
-			steps = append(steps, step{r16Mode, 0, operMode1PHY4MIIEn})
-		}
-	}
-	// Common to the family: CPU port enabled with mirroring off, ATU
-	// aging ≈ 5 min with learn-change ([FB-SW] ar8xxx_atu_learn_default).
-	steps = append(steps,
-		step{r16CPUPort, cpuPortMirrorMask | cpuPortEn, cpuPortEn | cpuPortMirrorOff},
-		step{r16ATUCtrl, atuCtrlAgeTimeMask, atuCtrlAge5Min | atuCtrlAgeEn | atuCtrlLearnChange},
+	steps := append(c.v.steps(b),
+		// Common to the family: CPU port enabled with mirroring off, ATU
+		// aging ≈ 5 min with learn-change ([FB-SW] ar8xxx_atu_learn_default).
+		regStep{r16CPUPort, cpuPortMirrorMask | cpuPortEn, cpuPortEn | cpuPortMirrorOff},
+		regStep{r16ATUCtrl, atuCtrlAgeTimeMask, atuCtrlAge5Min | atuCtrlAgeEn | atuCtrlLearnChange},
 	)
 	for _, s := range steps {
-		if err := io.rmw(s.addr, s.clear, s.set); err != nil {
+		if err := c.io.rmw(s.addr, s.clear, s.set); err != nil {
 			return err
 		}
 	}
-	if c.chip == ChipAR8316 && b.PHY4ToCPU && b.cpuMode(0) == ModeRGMII {
-		// Port-4 RGMII delays through PHY4's debug registers ([FB-8316]).
-		for _, w := range [...][2]uint16{{0x12, 0x480c}, {0x0, 0x824e}, {0x5, 0x3d47}} {
-			if err := writeDebug(c.phyIO, 4, w[0], w[1]); err != nil {
-				return fmt.Errorf("arswitch: AR8316 port 4 RGMII fixup: %w", err)
-			}
-		}
-		c.sleep(time.Millisecond)
+	if c.v.post != nil {
+		return c.v.post(c, b)
 	}
 	return nil
 }
 
 func (c *ar8216) initPort(p int, b *Board) error {
-	var st uint32
+	st := uint32(portStatusLinkAuto)
 	if b.isCPUPort(p) {
-		// Forced link towards the CPU MAC: 1000 full with flow control,
-		// 100 without on the AR8216 ([FB-SW] ar8xxx_port_init, [OW-8216]).
-		st = portStatusSpeed1000 | portStatusTXMAC | portStatusRXMAC |
-			portStatusDuplex | portStatusTXFlow | portStatusRXFlow | portStatusLinkUp
-		if c.chip == ChipAR8216 {
-			st = portStatusSpeed100 | portStatusTXMAC | portStatusRXMAC |
-				portStatusDuplex | portStatusLinkUp
-		}
-	} else {
-		st = portStatusLinkAuto
+		st = c.v.cpuStatus
 	}
 	if err := c.io.write(c.portStatusReg(p), st); err != nil {
 		return err
@@ -183,7 +221,7 @@ func (c *ar8216) initPort(p int, b *Board) error {
 
 func (c *ar8216) writePort(p int, h portHW) error {
 	if h.egress == egressPerVLAN {
-		return fmt.Errorf("%w: %v tags per port, not per VLAN", ErrUnsupported, c.chip)
+		return fmt.Errorf("%w: %v tags per port, not per VLAN", ErrUnsupported, c.v.chip)
 	}
 	off := uint32(p) * r16PortStride
 	ctrl := uint32(h.state) & portCtrlStateMask
@@ -200,7 +238,7 @@ func (c *ar8216) writePort(p int, h portHW) error {
 	case egressTag:
 		ctrl |= egressAdd << portCtrlEgressShift
 	}
-	if c.splitPortVLAN {
+	if c.v.splitPortVLAN {
 		// AR934x: PORT_VLAN (now "PORT_VLAN1") keeps only the default VID;
 		// member mask and 802.1Q mode moved to PORT_VLAN2 at +0xc
 		// (reference §3, [OW-7240]). The PVID also goes to bits 27:16,

@@ -71,6 +71,15 @@ func padValue(cp CPUPort) (uint32, error) {
 	return 0, fmt.Errorf("%w: AR8327 pad mode %v not supported", ErrBoard, cp.Mode)
 }
 
+func (c *ar8327) checkBoard(b *Board) error {
+	for _, cp := range b.CPU {
+		if _, err := padValue(cp); err != nil {
+			return fmt.Errorf("%s: port %d: %w", b.Name, cp.Port, err)
+		}
+	}
+	return nil
+}
+
 func (c *ar8327) init(b *Board) error {
 	io := c.io
 	sgmii := false

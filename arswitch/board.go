@@ -98,6 +98,7 @@ func (b *Board) phyOf(p int) int {
 	return -1
 }
 
+// validate checks what every chip needs; chipOps.checkBoard the rest.
 func (b *Board) validate(id ChipID, nports int) error {
 	if len(b.CPU) == 0 {
 		return fmt.Errorf("%w: %s: no CPU port", ErrBoard, b.Name)
@@ -114,16 +115,6 @@ func (b *Board) validate(id ChipID, nports int) error {
 	for p, phy := range b.PortPHY {
 		if phy < -1 || phy > 4 {
 			return fmt.Errorf("%w: %s: port %d → PHY %d (internal PHYs are 0-4)", ErrBoard, b.Name, p, phy)
-		}
-	}
-	if b.LEDs != nil && id != ChipAR8327 && id != ChipAR8337 {
-		return fmt.Errorf("%w: %s: LED registers are only known for AR8327/AR8337", ErrBoard, b.Name)
-	}
-	if id != ChipAR8327 && id != ChipAR8337 {
-		for _, c := range b.CPU {
-			if c.TXDelay != nil || c.RXDelay != nil || c.Mode == ModeSGMII {
-				return fmt.Errorf("%w: %s: pad delays/SGMII are AR8327 settings", ErrBoard, b.Name)
-			}
 		}
 	}
 	return nil

@@ -127,6 +127,9 @@ type chipOps interface {
 	// perVLANTagging reports whether egress tagging can differ per VLAN
 	// on one port (AR8327) or only per port (AR8216 family).
 	perVLANTagging() bool
+	// checkBoard rejects board data the chip cannot implement, before
+	// anything is written.
+	checkBoard(b *Board) error
 	// init does the chip-global setup after reset, including the board's
 	// CPU port mode and LEDs.
 	init(b *Board) error

@@ -223,8 +223,13 @@ func TestBoards(t *testing.T) {
 			{arswitchsim.AR8327, Board{Name: "gmii-pad", CPU: []CPUPort{{Mode: ModeGMII}}}},
 		} {
 			m := newModel(tc.chip)
+			m.Poke(0x070, 0x1234) // something a reset would clear
+			before := m.Snapshot()
 			if _, err := Attach(Config{Bus: m, BuiltIn: isBuiltIn(tc.chip), Board: &tc.b, Sleep: m.Clock().Sleep}); !errors.Is(err, ErrBoard) {
 				t.Errorf("%v %s: %v", tc.chip, tc.b.Name, err)
+			}
+			if d := before.Diff(m.Snapshot()); d != "" {
+				t.Errorf("%v %s: rejected board touched the switch:\n%s", tc.chip, tc.b.Name, d)
 			}
 		}
 	})

@@ -225,10 +225,7 @@ func attach(cfg Config, wrap func(regIO) regIO) (*Switch, error) {
 		// on the AR8327 (reference §5).
 		ops = &ar8327{base: b, chip: id, rev: rev, phyIO: directPHY{pg}, layout: mibLayout8327}
 	default:
-		c := &ar8216{base: b, chip: id, rev: rev, layout: mibLayout8236, splitPortVLAN: id == ChipAR934x}
-		if id == ChipAR8216 {
-			c.layout = mibLayout8216
-		}
+		c := &ar8216{base: b, v: variants16[id], rev: rev}
 		if cfg.BuiltIn {
 			c.phyIO = masterPHY{io: io, reg: r16MDIOCtrl, sleep: sleep}
 		} else {
@@ -246,6 +243,9 @@ func attach(cfg Config, wrap func(regIO) regIO) (*Switch, error) {
 		board = BoardGenericRGMII
 	}
 	if err := board.validate(id, ops.nports()); err != nil {
+		return nil, err
+	}
+	if err := ops.checkBoard(&board); err != nil {
 		return nil, err
 	}
 	s := &Switch{io: io, ops: ops, board: board, rev: rev,
