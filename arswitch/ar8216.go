@@ -292,6 +292,21 @@ func (c *ar8216) vtuLoad(e vtuEntry) error {
 
 func (c *ar8216) vtuPurge(vid int) error { return c.vtuOp(vtuOpPurge, vid) }
 
+func (c *ar8216) vtuNext(vid int) (vtuEntry, bool, error) {
+	if err := c.vtuOp(vtuOpGetNext, vid); err != nil {
+		return vtuEntry{}, false, err
+	}
+	v, err := c.io.read(r16VTU)
+	if err != nil {
+		return vtuEntry{}, false, err
+	}
+	d, err := c.io.read(r16VTUData)
+	if err != nil {
+		return vtuEntry{}, false, err
+	}
+	return decodeVTU16(v, d, c.nports())
+}
+
 func (c *ar8216) atuOp(op uint32) error {
 	if _, err := c.wait(r16ATU, atuActive, "ATU"); err != nil {
 		return err

@@ -264,6 +264,21 @@ func (c *ar8327) vtuLoad(e vtuEntry) error {
 
 func (c *ar8327) vtuPurge(vid int) error { return c.vtuOp(vtuOpPurge, vid) }
 
+func (c *ar8327) vtuNext(vid int) (vtuEntry, bool, error) {
+	if err := c.vtuOp(vtu27OpGetNext, vid); err != nil {
+		return vtuEntry{}, false, err
+	}
+	f1, err := c.io.read(r27VTUFunc1)
+	if err != nil {
+		return vtuEntry{}, false, err
+	}
+	f0, err := c.io.read(r27VTUFunc0)
+	if err != nil {
+		return vtuEntry{}, false, err
+	}
+	return decodeVTU27(f1, f0)
+}
+
 func (c *ar8327) atuOp(op uint32) error {
 	if _, err := c.wait(r27ATUFunc, atu27Busy, "ATU"); err != nil {
 		return err

@@ -141,6 +141,9 @@ type chipOps interface {
 	vtuFlush() error
 	vtuLoad(e vtuEntry) error
 	vtuPurge(vid int) error
+	// vtuNext returns the VTU entry with the smallest VID above vid;
+	// ok is false when there is none.
+	vtuNext(vid int) (e vtuEntry, ok bool, err error)
 	atuFlush() error
 	atuFlushPort(p int) error
 	// atuNext returns the entry after prev (zero value: the first);

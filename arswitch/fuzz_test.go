@@ -120,3 +120,24 @@ func FuzzPortStatus(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeVTU: VTU read-back from either layout.
+func FuzzDecodeVTU(f *testing.F) {
+	f.Add(uint32(0x00010005), uint32(0x80f), uint32(0x0))
+	f.Add(uint32(0x0fff0005), uint32(0xfff), uint32(0x1fffff0))
+	f.Add(uint32(0), uint32(0), uint32(0x100000))
+	f.Fuzz(func(t *testing.T, a, b, c uint32) {
+		if e, ok, err := decodeVTU16(a, b, 6); err == nil && ok {
+			if e.vid < 1 || e.vid > maxVID || e.members>>6 != 0 {
+				t.Fatalf("AR8216 entry %+v", e)
+			}
+		} else if err != nil && ok {
+			t.Fatal("error with ok")
+		}
+		if e, ok, err := decodeVTU27(a, c); err == nil && ok {
+			if e.vid < 1 || e.vid > maxVID || e.members>>7 != 0 || e.untagged&^e.members != 0 {
+				t.Fatalf("AR8327 entry %+v", e)
+			}
+		}
+	})
+}

@@ -126,3 +126,35 @@ func TestModeRoundTrip(t *testing.T) {
 		r.noViolations()
 	})
 }
+
+// TestVTUReadback: the hardware VLAN table read through the VTU get-next
+// operation matches the configuration.
+func TestVTUReadback(t *testing.T) {
+	forEachChip(t, func(t *testing.T, c arswitchsim.Chip) {
+		r := newRig(t, c)
+		got, err := r.sw.VTU()
+		must(t, err)
+		if len(got) != 0 {
+			t.Fatalf("single mode VTU %+v", got)
+		}
+		lanWAN(t, r.sw)
+		must(t, r.sw.SetVLANGroup(5, VLANGroup{VID: 4094, Members: Ports(0), Untagged: 0}))
+		got, err = r.sw.VTU()
+		must(t, err)
+		want := []VTUEntry{{1, Ports(0, 1, 2, 3, 4), Ports(1, 2, 3, 4)}, {2, Ports(0, 5), Ports(5)}, {4094, Ports(0), 0}}
+		if !r.sw.Info().PerVLANTagging {
+			for i := range want {
+				want[i].Untagged = 0
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("VTU %+v, want %+v", got, want)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("VTU[%d] %+v, want %+v", i, got[i], want[i])
+			}
+		}
+		r.noViolations()
+	})
+}

@@ -222,6 +222,7 @@ const (
 	vtu27Valid        = 1 << 20
 	r27VTUFunc1       = 0x614
 	vtu27Full         = 1 << 4
+	vtu27OpGetNext    = 5
 	vtu27Busy         = 1 << 31
 	r27ATUCtrl        = 0x618
 	r27FwdCtrl0       = 0x620
