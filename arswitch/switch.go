@@ -591,6 +591,44 @@ func (s *Switch) phyFor(p int) (int, error) {
 	return phy, nil
 }
 
+// PHYBus returns an mdio.Bus reaching the switch's internal PHYs at
+// addresses 0-4 the way this chip needs (directly, or through the MDIO
+// master register on the built-in switches), so a generic PHY driver
+// (package mdio/phy) can manage them. Each transaction is serialised with
+// the switch driver's own register sequences. It deliberately does not
+// implement mdio.Locker: the underlying bus lock is taken per transaction.
+func (s *Switch) PHYBus() mdio.Bus { return phyBus{s} }
+
+type phyBus struct{ s *Switch }
+
+func (b phyBus) check(phy, reg int) error {
+	if err := mdio.CheckAddr(phy, reg); err != nil {
+		return err
+	}
+	if phy > 4 {
+		return fmt.Errorf("%w: switch PHYs are 0-4, not %d", mdio.ErrAddress, phy)
+	}
+	return nil
+}
+
+func (b phyBus) Read(phy, reg int) (uint16, error) {
+	if err := b.check(phy, reg); err != nil {
+		return 0, err
+	}
+	b.s.mu.Lock()
+	defer b.s.mu.Unlock()
+	return b.s.ops.phy().readPHY(phy, reg)
+}
+
+func (b phyBus) Write(phy, reg int, val uint16) error {
+	if err := b.check(phy, reg); err != nil {
+		return err
+	}
+	b.s.mu.Lock()
+	defer b.s.mu.Unlock()
+	return b.s.ops.phy().writePHY(phy, reg, val)
+}
+
 // ReadReg reads a raw switch register (etherswitchcfg "reg").
 func (s *Switch) ReadReg(addr uint32) (uint32, error) { return s.io.read(addr) }
 

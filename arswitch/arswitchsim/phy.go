@@ -19,6 +19,8 @@ func (p *phyModel) init(id uint32) {
 	p.regs[2] = uint16(id >> 16)
 	p.regs[3] = uint16(id)
 	p.regs[4] = 0x01e1
+	p.regs[9] = 0x0300  // 1000BASE-T FD/HD advertised
+	p.regs[15] = 0x3000 // extended status: 1000BASE-T FD/HD capable
 	p.mmd = make(map[uint32]uint16)
 }
 
@@ -30,6 +32,16 @@ func (p *phyModel) read(reg int, link bool) uint16 {
 			v |= 1<<2 | 1<<5 // link up, autoneg complete
 		}
 		return v
+	case 5: // partner ability: a gigabit partner offering everything
+		if link {
+			return 0xc5e1
+		}
+		return 0
+	case 10: // 1000BASE-T status: partner 1000 FD/HD
+		if link {
+			return 0x0c00
+		}
+		return 0
 	case 0x1e:
 		return p.dbg[p.dbgAddr&63]
 	case 0x0e:
@@ -43,7 +55,7 @@ func (p *phyModel) read(reg int, link bool) uint16 {
 
 func (p *phyModel) write(reg int, val uint16) {
 	switch reg {
-	case 1, 2, 3:
+	case 1, 2, 3, 5, 10, 15:
 		return // read-only
 	case 0x1d:
 		p.dbgAddr = val
@@ -60,7 +72,7 @@ func (p *phyModel) write(reg int, val uint16) {
 		}
 	default:
 		if reg == 0 {
-			val &^= 0x8000 // reset self-clears
+			val &^= 0x8000 | 0x0200 // reset and autoneg restart self-clear
 		}
 		p.regs[reg&31] = val
 	}

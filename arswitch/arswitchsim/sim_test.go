@@ -233,3 +233,60 @@ func BenchmarkInject(b *testing.B) {
 		b.Run(c.String()+"/flood-64", func(b *testing.B) { benchInject(b, c, 1, eth(0xff, 1, -1, 64)) })
 	}
 }
+
+// TestRawTableOps: VTU and ATU operations the driver does not use, through
+// raw register writes (remove port, get one, purge).
+func TestRawTableOps(t *testing.T) {
+	m, sw := attach(t, arswitchsim.AR8327)
+	lanWAN(t, sw)
+	wait := func() { m.Clock().Sleep(time.Millisecond) }
+	// VTU remove port 0 (op 4) from every VLAN.
+	m.Poke(0x614, 4|0<<8|1<<31)
+	wait()
+	for _, v := range m.VLANs() {
+		if v.Members&1 != 0 {
+			t.Errorf("VLAN %d still has port 0: %+v", v.VID, v)
+		}
+	}
+	// VTU get one (op 6) for VID 2.
+	m.Poke(0x614, 6|2<<16|1<<31)
+	wait()
+	if f0 := m.Peek(0x610); f0&(1<<20) == 0 || (f0>>(4+2*5))&3 != 1 {
+		t.Errorf("get one VID 2: FUNC0 %#08x", f0)
+	}
+	// ATU: learn, then purge one address by MAC+VID.
+	m.Inject(1, eth(0xff, 1, -1, 64))
+	m.Inject(2, eth(0xff, 2, -1, 64))
+	if len(m.ATU()) != 2 {
+		t.Fatalf("ATU %+v", m.ATU())
+	}
+	m.Poke(0x600, 0x00000001) // MAC bytes 2-5
+	m.Poke(0x604, 0x0200)     // MAC bytes 0-1
+	m.Poke(0x608, 1<<8)       // VID 1
+	m.Poke(0x60c, 3|1<<31)    // purge
+	wait()
+	if a := m.ATU(); len(a) != 1 || a[0].MAC[5] != 2 {
+		t.Errorf("after purge: %+v", a)
+	}
+	if v := m.Violations(); len(v) != 0 {
+		t.Error(v)
+	}
+
+	m16, sw16 := attach(t, arswitchsim.AR8316)
+	lanWAN(t, sw16)
+	m16.Poke(0x040, 4|5<<8|1<<3) // remove port 5
+	wait16 := func() { m16.Clock().Sleep(time.Millisecond) }
+	wait16()
+	for _, v := range m16.VLANs() {
+		if v.Members&(1<<5) != 0 {
+			t.Errorf("AR8316 VLAN %d still has port 5", v.VID)
+		}
+	}
+	m16.Inject(1, eth(0xff, 1, -1, 64))
+	m16.Poke(0x054, 0x02000000)
+	m16.Poke(0x050, 0x01<<16|3|1<<3) // purge 02:00:00:00:00:01
+	wait16()
+	if a := m16.ATU(); len(a) != 0 {
+		t.Errorf("AR8316 after purge: %+v", a)
+	}
+}
