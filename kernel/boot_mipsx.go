@@ -217,26 +217,44 @@ func boot(argc, argv, envp, memsize uint32) (sp, status uint32) {
 	return sp, k.statusRun&^stEXL | stIE
 }
 
-// calibrate measures the Count frequency against the i8254 (PITHz) over
-// about 10 ms, like Linux measures it against the RTC.
+// calibrate measures the Count frequency against the i8254 (PITHz): the
+// median of five 4 ms windows, so one host-scheduling hiccup under
+// emulation does not skew the clock.
 //
 //go:nosplit
 func calibrate() uint32 {
 	malta.PITStart()
-	const want = malta.PITHz / 100
+	var r [5]uint32
+	for w := 0; w < len(r); w++ {
+		hz, ok := calibrateWindow(malta.PITHz / 250)
+		if !ok {
+			return 166_666_667 // QEMU 7.2's rate (reference §5.5); no PIT answered
+		}
+		// insertion sort
+		i := w
+		for ; i > 0 && r[(i-1)%5] > hz; i-- {
+			r[i%5] = r[(i-1)%5]
+		}
+		r[i%5] = hz
+	}
+	return r[2]
+}
+
+//go:nosplit
+func calibrateWindow(want uint32) (uint32, bool) {
 	prev := malta.PITRead()
 	c0 := readCount()
 	elapsed := uint32(0)
-	for i := 0; i < 50_000_000 && elapsed < want; i++ {
+	for i := 0; i < 10_000_000 && elapsed < want; i++ {
 		cur := malta.PITRead()
 		elapsed += uint32(uint16(prev - cur))
 		prev = cur
 	}
 	c1 := readCount()
-	if elapsed == 0 {
-		return 166_666_667 // QEMU 7.2's rate; no PIT answered
+	if elapsed < want {
+		return 0, false
 	}
-	return uint32(uint64(c1-c0) * malta.PITHz / uint64(elapsed))
+	return uint32(uint64(c1-c0) * malta.PITHz / uint64(elapsed)), true
 }
 
 //go:nosplit

@@ -25,6 +25,7 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("board: %s\n", info.BoardName())
+	fmt.Printf("clock: CP0 Count at %d Hz\n", info.CountHz)
 	fmt.Printf("ram: %d KiB total, %d KiB used (peak %d KiB), %d KiB committed\n",
 		info.RAM>>10, info.RAMUsed>>10, info.RAMPeak>>10, info.Committed>>10)
 }

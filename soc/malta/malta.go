@@ -12,8 +12,6 @@
 // trap context.
 package malta
 
-import "unsafe"
-
 // Physical and kseg1 addresses (qemu-malta.md cheat sheet).
 const (
 	// ISAIO is ISA I/O port 0 through kseg1: PA 0x18000000 (GT-64120
@@ -80,18 +78,6 @@ const (
 	ocw3Poll  = 0x0c // poll command: next read returns 0x80|irq if pending
 	ocw2EOI   = 0x20 // non-specific EOI
 )
-
-func port(p uintptr) *uint8 { return (*uint8)(unsafe.Add(nil, uintptr(ISAIO)+p)) }
-
-// Inb reads ISA I/O port p.
-//
-//go:nosplit
-func Inb(p uintptr) uint8 { return *port(p) }
-
-// Outb writes v to ISA I/O port p.
-//
-//go:nosplit
-func Outb(p uintptr, v uint8) { *port(p) = v }
 
 // UARTPutc transmits c on COM1, polling THRE (bounded, so a dead UART cannot
 // hang the kernel).
@@ -214,9 +200,53 @@ const (
 	rtcYear = 0x09
 	rtcA    = 0x0a
 	rtcB    = 0x0b
+	rtcC    = 0x0c
 	rtcUIP  = 0x80
 	rtcBin  = 0x04 // register B: binary, not BCD
+	rtcPIE  = 0x40 // register B: periodic interrupt enable
+	rtcPF   = 0x40 // register C: periodic flag (cleared by reading C)
+	// RTCTickHz is the periodic rate RTCTickStart selects (rate code 6).
+	RTCTickHz = 1024
 )
+
+// RTCTickStart starts the RTC's periodic flag at RTCTickHz. The flag is
+// only set while PIE is on (QEMU models this); IRQ8 stays masked at the
+// i8259, so no interrupt is taken.
+//
+//go:nosplit
+func RTCTickStart() {
+	a := rtcRead(rtcA)
+	rtcWrite(rtcA, a&0xf0|0x06)
+	rtcWrite(rtcB, rtcRead(rtcB)|rtcPIE)
+	_ = rtcRead(rtcC)
+}
+
+// RTCTickWait polls until the next periodic flag and reports whether it
+// came (bounded, so a missing RTC cannot hang boot).
+//
+//go:nosplit
+func RTCTickWait() bool {
+	for i := 0; i < 1_000_000; i++ {
+		if rtcRead(rtcC)&rtcPF != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// RTCTickStop turns the periodic flag off again.
+//
+//go:nosplit
+func RTCTickStop() {
+	rtcWrite(rtcB, rtcRead(rtcB)&^rtcPIE)
+	_ = rtcRead(rtcC)
+}
+
+//go:nosplit
+func rtcWrite(reg, v uint8) {
+	Outb(PortRTCIdx, reg)
+	Outb(PortRTCData, v)
+}
 
 //go:nosplit
 func rtcRead(reg uint8) uint8 {
@@ -261,7 +291,4 @@ func DaysSinceEpoch(y, m, d int64) int64 {
 // Reset resets the board; under QEMU -no-reboot this ends the emulator.
 //
 //go:nosplit
-func Reset() { *reg32(SoftReset) = SoftResetMagic }
-
-//go:nosplit
-func reg32(a uintptr) *uint32 { return (*uint32)(unsafe.Add(nil, a)) }
+func Reset() { store32(SoftReset, SoftResetMagic) }

@@ -1,0 +1,403 @@
+// Command selftest is the kernel's boot-test program: it runs checks of the
+// runtime services the kernel provides and prints "PASS name" or
+// "FAIL name: why" for each, then "selftest: done N failed". The kernel
+// boot tests (kernel/boottest) boot it under QEMU and read the console.
+//
+// Arguments select what to do: "all" (default) runs every check; "exit=N"
+// calls os.Exit(N); "panic" panics in a goroutine-rich program so the trace
+// can be checked; single check names run one check.
+package main
+
+import (
+	"crypto/rand"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "github.com/gowrt/gowrt/board/malta"
+	"github.com/gowrt/gowrt/kernel"
+)
+
+type check struct {
+	name string
+	fn   func() error
+}
+
+var checks = []check{
+	{"goroutines", goroutines},
+	{"mutex", mutex},
+	{"gc", gcPressure},
+	{"sleep", sleepAccuracy},
+	{"ticker", tickerAccuracy},
+	{"select", selectTimeout},
+	{"rand", cryptoRand},
+	{"nilderef", nilDeref},
+	{"preempt", preempt},
+	{"fmt", fmtCheck},
+	{"maps", maps},
+	{"waitgroup", waitGroup},
+	{"args", argsEnv},
+	{"walltime", wallTime},
+}
+
+func main() {
+	args := os.Args[1:]
+	if len(args) == 0 {
+		args = []string{"all"}
+	}
+	failed := 0
+	for _, a := range args {
+		switch {
+		case strings.HasPrefix(a, "exit:"):
+			n, _ := strconv.Atoi(strings.TrimPrefix(a, "exit:"))
+			fmt.Println("selftest: exiting with", n)
+			os.Exit(n)
+		case a == "panic":
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() { wg.Wait() }()
+			panicNow("boom")
+		case a == "all":
+			for _, c := range checks {
+				failed += run(c)
+			}
+		default:
+			found := false
+			for _, c := range checks {
+				if c.name == a {
+					failed += run(c)
+					found = true
+				}
+			}
+			if !found && !strings.Contains(a, "=") {
+				fmt.Println("FAIL", a+": no such check")
+				failed++
+			}
+		}
+	}
+	if in, err := kernel.ReadInfo(); err == nil {
+		fmt.Printf("selftest: ram used %d KiB peak %d KiB, %d threads, %d signals, %d page faults\n",
+			in.RAMUsed>>10, in.RAMPeak>>10, in.Threads, in.Signals, in.PageFaults)
+	}
+	fmt.Printf("selftest: done %d failed\n", failed)
+	if failed > 0 {
+		os.Exit(1)
+	}
+}
+
+//go:noinline
+func panicNow(msg string) { panic(msg) }
+
+func run(c check) int {
+	start := time.Now()
+	err := c.fn()
+	if err != nil {
+		fmt.Printf("FAIL %s: %v\n", c.name, err)
+		return 1
+	}
+	fmt.Printf("PASS %s (%v)\n", c.name, time.Since(start).Round(time.Millisecond))
+	return 0
+}
+
+func goroutines() error {
+	const stages, msgs = 10, 2000
+	in := make(chan int)
+	var c chan int = in
+	for i := 0; i < stages; i++ {
+		out := make(chan int, i%3)
+		go func(in, out chan int) {
+			for v := range in {
+				out <- v + 1
+			}
+			close(out)
+		}(c, out)
+		c = out
+	}
+	go func() {
+		for i := 0; i < msgs; i++ {
+			in <- i
+		}
+		close(in)
+	}()
+	sum := 0
+	n := 0
+	for v := range c {
+		sum += v
+		n++
+	}
+	if want := msgs*(msgs-1)/2 + msgs*stages; n != msgs || sum != want {
+		return fmt.Errorf("got %d messages summing to %d, want %d and %d", n, sum, msgs, want)
+	}
+	return nil
+}
+
+func mutex() error {
+	var mu sync.Mutex
+	counter := 0
+	var wg sync.WaitGroup
+	const workers, iters = 8, 20000
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < iters; i++ {
+				mu.Lock()
+				counter++
+				if i%1000 == 0 {
+					runtime.Gosched()
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if counter != workers*iters {
+		return fmt.Errorf("counter %d, want %d", counter, workers*iters)
+	}
+	return nil
+}
+
+var sink [][]byte
+
+func gcPressure() error {
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	keep := make([][]byte, 64)
+	total := 0
+	for i := 0; total < 64<<20; i++ {
+		b := make([]byte, 16<<10+i%4096)
+		b[0], b[len(b)-1] = byte(len(b)), byte(len(b)>>8)
+		keep[i%len(keep)] = b
+		total += len(b)
+	}
+	sink = keep
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if after.NumGC-before.NumGC < 3 {
+		return fmt.Errorf("only %d GC cycles for 64 MiB of garbage", after.NumGC-before.NumGC)
+	}
+	for i, b := range keep {
+		if b == nil || len(b) < 16<<10 || b[0] != byte(len(b)) || b[len(b)-1] != byte(len(b)>>8) {
+			return fmt.Errorf("kept buffer %d corrupted", i)
+		}
+	}
+	sink = nil
+	return nil
+}
+
+// errors of n timed sleeps of d each, sorted.
+func sleepErrors(n int, d time.Duration) []time.Duration {
+	errs := make([]time.Duration, n)
+	for i := range errs {
+		t0 := time.Now()
+		time.Sleep(d)
+		errs[i] = time.Since(t0) - d
+	}
+	sort.Slice(errs, func(i, j int) bool { return errs[i] < errs[j] })
+	return errs
+}
+
+func sleepAccuracy() error {
+	errs := sleepErrors(30, 10*time.Millisecond)
+	if errs[0] < 0 {
+		return fmt.Errorf("a 10ms sleep returned %v early", -errs[0])
+	}
+	med, p90 := errs[len(errs)/2], errs[len(errs)*9/10]
+	fmt.Printf("sleep: 10ms error median %v p90 %v max %v\n", med, p90, errs[len(errs)-1])
+	if med >= 2*time.Millisecond || p90 >= 4*time.Millisecond {
+		return fmt.Errorf("10ms sleep error median %v p90 %v (want < 2ms, < 4ms)", med, p90)
+	}
+	return nil
+}
+
+func tickerAccuracy() error {
+	const n = 30
+	tk := time.NewTicker(10 * time.Millisecond)
+	defer tk.Stop()
+	t0 := time.Now()
+	last := t0
+	var worst time.Duration
+	for i := 0; i < n; i++ {
+		t := <-tk.C
+		if d := t.Sub(last) - 10*time.Millisecond; i > 0 && d > worst {
+			worst = d
+		}
+		last = t
+	}
+	avg := time.Since(t0) / n
+	fmt.Printf("ticker: 10ms average period %v, worst late tick %v\n", avg, worst)
+	if e := avg - 10*time.Millisecond; e < -2*time.Millisecond || e > 2*time.Millisecond {
+		return fmt.Errorf("average period %v", avg)
+	}
+	return nil
+}
+
+func selectTimeout() error {
+	never := make(chan int)
+	for _, d := range []time.Duration{0, time.Millisecond, 20 * time.Millisecond} {
+		t0 := time.Now()
+		select {
+		case <-never:
+			return fmt.Errorf("received from a channel nobody sends on")
+		case <-time.After(d):
+		}
+		el := time.Since(t0)
+		if el < d || el > d+10*time.Millisecond {
+			return fmt.Errorf("select with %v timeout took %v", d, el)
+		}
+	}
+	ready := make(chan int, 1)
+	ready <- 1
+	select {
+	case <-ready:
+	case <-time.After(time.Second):
+		return fmt.Errorf("ready channel lost to a timeout")
+	}
+	return nil
+}
+
+func cryptoRand() error {
+	a, b := make([]byte, 32), make([]byte, 32)
+	if _, err := rand.Read(a); err != nil {
+		return err
+	}
+	if _, err := rand.Read(b); err != nil {
+		return err
+	}
+	if string(a) == string(b) {
+		return fmt.Errorf("two reads returned the same bytes")
+	}
+	ones := 0
+	for _, x := range append(a, b...) {
+		for ; x != 0; x &= x - 1 {
+			ones++
+		}
+	}
+	if ones < 200 || ones > 312 { // 512 bits, ~256 ones
+		return fmt.Errorf("%d one bits in 512", ones)
+	}
+	return nil
+}
+
+type node struct{ next *node }
+
+//go:noinline
+func deref(n *node) *node { return n.next }
+
+func nilDeref() (err error) {
+	defer func() {
+		r := recover()
+		re, ok := r.(runtime.Error)
+		if !ok || !strings.Contains(re.Error(), "nil pointer dereference") {
+			err = fmt.Errorf("recovered %v, want a nil-dereference runtime error", r)
+		}
+	}()
+	deref(nil)
+	return fmt.Errorf("nil dereference did not fault")
+}
+
+var spin atomic.Uint32
+
+//go:noinline
+func spinLoop(p *uint64) {
+	for i := uint64(0); ; i++ {
+		*p += i // no calls: only asynchronous preemption stops this
+	}
+}
+
+func preempt() error {
+	old := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(old)
+	var x uint64
+	go func() {
+		spin.Store(1)
+		spinLoop(&x)
+	}()
+	for spin.Load() == 0 {
+		runtime.Gosched()
+	}
+	done := make(chan bool)
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		done <- true
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("spinning goroutine was never preempted")
+	}
+	runtime.GC() // stop-the-world needs the spinner preempted too
+	return nil
+}
+
+func fmtCheck() error {
+	got := fmt.Sprintf("%d %x %q %v %.3f %08b %v", -42, 3054, "gö", []int{1, 2}, 3.14159, 5, struct{ A int }{7})
+	want := `-42 bee "gö" [1 2] 3.142 00000101 {7}`
+	if got != want {
+		return fmt.Errorf("got %s want %s", got, want)
+	}
+	return nil
+}
+
+func maps() error {
+	m := map[string]int{}
+	for i := 0; i < 20000; i++ {
+		m["k"+strconv.Itoa(i)] = i
+	}
+	for i := 0; i < 20000; i += 2 {
+		delete(m, "k"+strconv.Itoa(i))
+	}
+	if len(m) != 10000 {
+		return fmt.Errorf("len %d", len(m))
+	}
+	for k, v := range m {
+		if k != "k"+strconv.Itoa(v) || v%2 == 0 {
+			return fmt.Errorf("bad entry %s=%d", k, v)
+		}
+	}
+	return nil
+}
+
+func waitGroup() error {
+	var wg sync.WaitGroup
+	var n atomic.Int32
+	for i := 0; i < 100; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			time.Sleep(time.Duration(i%7) * time.Millisecond)
+			n.Add(1)
+		}(i)
+	}
+	wg.Wait()
+	if n.Load() != 100 {
+		return fmt.Errorf("%d goroutines finished", n.Load())
+	}
+	return nil
+}
+
+func argsEnv() error {
+	if v := os.Getenv("SELFTEST"); v != "yes" {
+		return fmt.Errorf("SELFTEST=%q from the kernel command line, want yes", v)
+	}
+	host, err := os.Hostname()
+	if err != nil || host != "gowrt" {
+		return fmt.Errorf("hostname %q, %v", host, err)
+	}
+	return nil
+}
+
+func wallTime() error {
+	now := time.Now()
+	if now.Year() < 2024 {
+		return fmt.Errorf("wall clock says %v", now)
+	}
+	return nil
+}

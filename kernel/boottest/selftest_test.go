@@ -1,0 +1,88 @@
+//go:build !mips && !mipsle
+
+package boottest
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const selftest = "./kernel/boottest/progs/selftest"
+
+var icount = []string{"-icount", "shift=0,sleep=off"}
+
+var checkRE = regexp.MustCompile(`(?m)^(PASS|FAIL) (\S+)`)
+
+// TestSelftest boots the self-test program on both byte orders at 32 and
+// 128 MiB; every check must pass (goroutines and channels, mutex
+// contention, GC pressure, sleep and ticker accuracy, select timeouts,
+// crypto/rand, recover from nil dereference, preemption of a call-free
+// loop, fmt, maps, WaitGroup over 100 goroutines, argv/env, wall clock).
+func TestSelftest(t *testing.T) {
+	for _, board := range arches {
+		img := buildImage(t, board, selftest)
+		for _, mem := range []int{32, 128} {
+			// -icount: guest time advances 1 ns per instruction and
+			// jumps over idle periods, so the timing checks measure the
+			// kernel and runtime, not the host's load (CI shares 2 cores).
+			r := boot(t, board, img, mem, "all SELFTEST=yes", icount...)
+			got := map[string]string{}
+			for _, m := range checkRE.FindAllStringSubmatch(r.out, -1) {
+				got[m[2]] = m[1]
+			}
+			for _, c := range []string{"goroutines", "mutex", "gc", "sleep", "ticker", "select", "rand",
+				"nilderef", "preempt", "fmt", "maps", "waitgroup", "args", "walltime"} {
+				if got[c] != "PASS" {
+					t.Errorf("%s -m %d: check %s: %q", board, mem, c, got[c])
+				}
+			}
+			if r.code != 0 || !strings.Contains(r.out, "selftest: done 0 failed") {
+				t.Errorf("%s -m %d: exit %d\n%s", board, mem, r.code, r.out)
+			} else {
+				for _, l := range strings.Split(r.out, "\n") {
+					if strings.HasPrefix(l, "sleep:") || strings.HasPrefix(l, "ticker:") || strings.HasPrefix(l, "selftest: ram") {
+						t.Logf("%s -m %d: %s", board, mem, l)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestExitCodes checks that os.Exit(n) reaches the runner as "gowrt: exit n".
+func TestExitCodes(t *testing.T) {
+	for _, board := range arches {
+		img := buildImage(t, board, selftest)
+		for _, n := range []int{0, 3, 255} {
+			r := boot(t, board, img, 32, "exit:"+itoa(n))
+			if r.code != n {
+				t.Errorf("%s: os.Exit(%d) gave exit %d\n%s", board, n, r.code, r.out)
+			}
+		}
+	}
+}
+
+// TestPanicTrace checks that an unrecovered panic prints the runtime's
+// message and goroutine traces and exits 2, like on Linux.
+func TestPanicTrace(t *testing.T) {
+	for _, board := range arches {
+		img := buildImage(t, board, selftest)
+		r := boot(t, board, img, 32, "panic")
+		r.mustContain(t, "panic: boom", "goroutine 1 [running]:", "main.panicNow", "main.main()")
+		if r.code != 2 {
+			t.Errorf("%s: panic exit code %d, want 2\n%s", board, r.code, r.out)
+		}
+	}
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	s := ""
+	for ; n > 0; n /= 10 {
+		s = string(rune('0'+n%10)) + s
+	}
+	return s
+}

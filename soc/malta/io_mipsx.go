@@ -1,0 +1,13 @@
+//go:build mips || mipsle
+
+package malta
+
+// Inb reads ISA I/O port p (io_mipsx.s).
+//
+//go:noescape
+func Inb(p uintptr) uint8
+
+// Outb writes v to ISA I/O port p.
+func Outb(p uintptr, v uint8)
+
+func store32(a uintptr, v uint32)
