@@ -26,7 +26,7 @@ func (s *Switch) compute(mode VLANMode, ports []PortConfig, groups []VLANGroup) 
 			return nil, fmt.Errorf("%w: port %d PVID %d", ErrBadVID, p, c.PVID)
 		}
 		if c.Flags&^knownFlags != 0 {
-			return nil, fmt.Errorf("arswitch: port %d: unknown flags %#x", p, uint32(c.Flags&^knownFlags))
+			return nil, fmt.Errorf("%w: port %d: unknown flags %#x", ErrUnsupported, p, uint32(c.Flags&^knownFlags))
 		}
 		if c.Flags&(FlagAddTag|FlagStripTag) == FlagAddTag|FlagStripTag {
 			return nil, fmt.Errorf("%w: port %d cannot both add and strip tags", ErrUnsupported, p)
@@ -37,7 +37,7 @@ func (s *Switch) compute(mode VLANMode, ports []PortConfig, groups []VLANGroup) 
 			return nil, fmt.Errorf("%w: group %d names ports %v; %v has ports 0-%d", ErrBadPort, i, g.Members&^s.all, s.ops.id(), n-1)
 		}
 		if g.Untagged&^g.Members != 0 {
-			return nil, fmt.Errorf("arswitch: group %d: untagged ports %v are not members", i, g.Untagged&^g.Members)
+			return nil, fmt.Errorf("%w: group %d: untagged ports %v are not members", ErrBadPort, i, g.Untagged&^g.Members)
 		}
 	}
 	hw := &hwState{ports: make([]portHW, n)}
