@@ -16,6 +16,7 @@ const (
 	sysIoctl           = 4054
 	sysFcntl           = 4055
 	sysMmap            = 4090
+	sysMmap2           = 4210 // offset in pages; syscall.Mmap uses it
 	sysMunmap          = 4091
 	sysSetitimer       = 4104
 	sysClone           = 4120
@@ -103,7 +104,7 @@ const (
 func Classify(nr uint32) (Disposition, uint32) {
 	switch nr {
 	case sysExit, sysRead, sysWrite, sysClose, sysGetpid, sysBrk,
-		sysFcntl, sysFcntl64, sysMmap, sysMunmap, sysClone, sysUname,
+		sysFcntl, sysFcntl64, sysMmap, sysMmap2, sysMunmap, sysClone, sysUname,
 		sysSchedYield, sysNanosleep, sysRtSigreturn, sysRtSigaction,
 		sysRtSigprocmask, sysSigaltstack, sysMadvise, sysGettid,
 		sysFutex, sysFutexTime64, sysSchedGetaff, sysExitGroup,

@@ -120,7 +120,7 @@ func (k *kstate) syscall(fr *frame) (fast, yield bool) {
 		k.close(fr, a0)
 	case sysFcntl, sysFcntl64:
 		k.fcntl(fr, a0, a1, a2)
-	case sysMmap:
+	case sysMmap, sysMmap2:
 		k.mmap(fr, uintptr(a0), uintptr(a1), a2, a3, k.arg(fr, 4))
 	case sysMunmap:
 		k.munmap(fr, uintptr(a0), uintptr(a1))

@@ -32,7 +32,7 @@ func TestSelftest(t *testing.T) {
 				got[m[2]] = m[1]
 			}
 			for _, c := range []string{"goroutines", "mutex", "gc", "sleep", "ticker", "select", "rand",
-				"nilderef", "preempt", "fmt", "maps", "waitgroup", "args", "walltime"} {
+				"nilderef", "preempt", "fmt", "maps", "waitgroup", "args", "walltime", "mmap", "nilpage"} {
 				if got[c] != "PASS" {
 					t.Errorf("%s -m %d: check %s: %q", board, mem, c, got[c])
 				}
@@ -85,4 +85,17 @@ func itoa(n int) string {
 		s = string(rune('0'+n%10)) + s
 	}
 	return s
+}
+
+// TestOOM checks that exhausting memory ends in the runtime's own
+// out-of-memory error (mmap fails with ENOMEM), not a hang or a kernel crash.
+func TestOOM(t *testing.T) {
+	for _, board := range arches {
+		img := buildImage(t, board, selftest)
+		r := boot(t, board, img, 32, "oom", icount...)
+		r.mustContain(t, "fatal error: runtime: out of memory")
+		if r.code != 2 {
+			t.Errorf("%s: exit %d, want 2", board, r.code)
+		}
+	}
 }

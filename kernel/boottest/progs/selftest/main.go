@@ -10,15 +10,19 @@ package main
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
 
 	_ "github.com/gowrt/gowrt/board/malta"
 	"github.com/gowrt/gowrt/kernel"
@@ -44,6 +48,8 @@ var checks = []check{
 	{"waitgroup", waitGroup},
 	{"args", argsEnv},
 	{"walltime", wallTime},
+	{"mmap", mmapSemantics},
+	{"nilpage", nilPage},
 }
 
 func main() {
@@ -58,6 +64,18 @@ func main() {
 			n, _ := strconv.Atoi(strings.TrimPrefix(a, "exit:"))
 			fmt.Println("selftest: exiting with", n)
 			os.Exit(n)
+		case a == "oom":
+			var keep [][]byte
+			for i := 0; ; i++ {
+				b := make([]byte, 1<<20)
+				for j := 0; j < len(b); j += 4096 {
+					b[j] = 1
+				}
+				keep = append(keep, b)
+				if i%8 == 0 {
+					fmt.Println("oom: holding", len(keep), "MiB")
+				}
+			}
 		case a == "panic":
 			var wg sync.WaitGroup
 			wg.Add(1)
@@ -398,6 +416,107 @@ func wallTime() error {
 	now := time.Now()
 	if now.Year() < 2024 {
 		return fmt.Errorf("wall clock says %v", now)
+	}
+	return nil
+}
+
+// faults reports whether touching *p faults (recoverably: SetPanicOnFault).
+func faults(p *byte, write bool) (faulted bool) {
+	old := debug.SetPanicOnFault(true)
+	defer debug.SetPanicOnFault(old)
+	defer func() {
+		if r := recover(); r != nil {
+			faulted = true
+		}
+	}()
+	if write {
+		*p = 1
+	} else {
+		_ = *(*byte)(noescape(unsafe.Pointer(p)))
+	}
+	return false
+}
+
+//go:noinline
+func noescape(p unsafe.Pointer) unsafe.Pointer { return p }
+
+func ramUsed() uint32 {
+	in, _ := kernel.ReadInfo()
+	return in.RAMUsed
+}
+
+// mmapSemantics checks what the runtime relies on: fresh anonymous pages
+// read as zero and cost RAM only when touched; MADV_DONTNEED frees them and
+// they read as zero again; munmap of a sub-range works and the hole faults;
+// PROT_NONE faults; an impossible request fails with ENOMEM.
+func mmapSemantics() error {
+	const n = 64
+	mem, err := syscall.Mmap(-1, 0, n*4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return fmt.Errorf("mmap: %v", err)
+	}
+	before := ramUsed()
+	for i := 0; i < len(mem); i += 4096 {
+		if mem[i] != 0 || mem[i+4095] != 0 {
+			return errors.New("fresh page not zero")
+		}
+		mem[i], mem[i+4095] = 0xaa, 0x55
+	}
+	touched := ramUsed()
+	if d := int(touched) - int(before); d < n*4096 || d > (n+4)*4096 {
+		return fmt.Errorf("touching %d pages changed RAM used by %d bytes", n, d)
+	}
+	if err := syscall.Madvise(mem, syscall.MADV_DONTNEED); err != nil {
+		return fmt.Errorf("madvise: %v", err)
+	}
+	if d := int(touched) - int(ramUsed()); d < n*4096 {
+		return fmt.Errorf("MADV_DONTNEED freed only %d bytes", d)
+	}
+	for i := 0; i < len(mem); i += 4096 {
+		if mem[i] != 0 || mem[i+4095] != 0 {
+			return errors.New("page not zero after MADV_DONTNEED")
+		}
+	}
+	if err := munmap(&mem[16*4096], 8*4096); err != nil {
+		return fmt.Errorf("munmap of a sub-range: %v", err)
+	}
+	if !faults(&mem[20*4096], false) {
+		return errors.New("unmapped hole did not fault")
+	}
+	if faults(&mem[8*4096], true) || faults(&mem[30*4096], true) {
+		return errors.New("pages beside the hole fault")
+	}
+	munmap(&mem[0], 16*4096)
+	munmap(&mem[24*4096], (n-24)*4096)
+	none, err := syscall.Mmap(-1, 0, 4096, syscall.PROT_NONE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return fmt.Errorf("mmap PROT_NONE: %v", err)
+	}
+	if !faults(&none[0], false) {
+		return errors.New("PROT_NONE page readable")
+	}
+	syscall.Munmap(none)
+	if _, err := syscall.Mmap(-1, 0, 1<<30, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE); err != syscall.ENOMEM {
+		return fmt.Errorf("1 GiB writable mmap: %v, want ENOMEM", err)
+	}
+	return nil
+}
+
+// nilPage checks that the low 4 MiB are unmapped: nil-based accesses fault.
+func nilPage() error {
+	for _, a := range []uintptr{0, 4, 4096, 0x3ffffc} {
+		if !faults((*byte)(unsafe.Add(nil, a)), false) {
+			return fmt.Errorf("read of %#x did not fault", a)
+		}
+	}
+	return nil
+}
+
+// munmap unmaps part of a mapping (syscall.Munmap only takes whole ones).
+func munmap(p *byte, n uintptr) error {
+	_, _, e := syscall.Syscall(syscall.SYS_MUNMAP, uintptr(unsafe.Pointer(p)), n, 0)
+	if e != 0 {
+		return e
 	}
 	return nil
 }
