@@ -63,6 +63,33 @@ type Board struct {
 	LEDs      *LEDConfig
 }
 
+// Clone returns a deep copy: the profiles below are shared package
+// variables, so modify a clone, never a profile's slices.
+func (b Board) Clone() Board {
+	c := b
+	c.CPU = make([]CPUPort, len(b.CPU))
+	for i, cp := range b.CPU {
+		if cp.TXDelay != nil {
+			cp.TXDelay = delay(*cp.TXDelay)
+		}
+		if cp.RXDelay != nil {
+			cp.RXDelay = delay(*cp.RXDelay)
+		}
+		c.CPU[i] = cp
+	}
+	if b.PortPHY != nil {
+		c.PortPHY = append([]int(nil), b.PortPHY...)
+	}
+	if b.Labels != nil {
+		c.Labels = append([]string(nil), b.Labels...)
+	}
+	if b.LEDs != nil {
+		l := *b.LEDs
+		c.LEDs = &l
+	}
+	return c
+}
+
 func (b *Board) isCPUPort(p int) bool {
 	for _, c := range b.CPU {
 		if c.Port == p {

@@ -491,3 +491,19 @@ func TestRawRegisterAccess(t *testing.T) {
 		}
 	}
 }
+
+func TestBoardClone(t *testing.T) {
+	c := BoardAP135.Clone()
+	*c.CPU[0].TXDelay = 3
+	c.CPU[1].Mode = ModeRGMII
+	c.LEDs = &LEDConfig{}
+	if *BoardAP135.CPU[0].TXDelay != 1 || BoardAP135.CPU[1].Mode != ModeSGMII || BoardAP135.LEDs != nil {
+		t.Fatal("Clone shares state with the profile")
+	}
+	w := BoardTLWDR4300.Clone()
+	w.Labels[1] = "x"
+	w.LEDs.Ctrl[0] = 0
+	if BoardTLWDR4300.Labels[1] != "wan" || BoardTLWDR4300.LEDs.Ctrl[0] == 0 {
+		t.Fatal("Clone shares slices or LEDs")
+	}
+}

@@ -236,11 +236,11 @@ func attach(cfg Config, wrap func(regIO) regIO) (*Switch, error) {
 	var board Board
 	switch {
 	case cfg.Board != nil:
-		board = *cfg.Board
+		board = cfg.Board.Clone()
 	case cfg.BuiltIn:
-		board = BoardAR934xBuiltIn
+		board = BoardAR934xBuiltIn.Clone()
 	default:
-		board = BoardGenericRGMII
+		board = BoardGenericRGMII.Clone()
 	}
 	if err := board.validate(id, ops.nports()); err != nil {
 		return nil, err

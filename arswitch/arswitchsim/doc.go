@@ -7,7 +7,7 @@
 //     a page change, 32-bit registers split into two 16-bit halves that are
 //     committed by the second half in each chip's order, VTU/ATU/MIB/MDIO-
 //     master operations that stay busy for a while and complete lazily,
-//     soft reset, a read latch (reading the low half captures the whole
+//     soft reset, the AR934x's PORT_VLAN/PORT_VLAN2 split, a read latch (reading the low half captures the whole
 //     register for the high-half read that follows), and the internal PHYs (directly on the bus for external
 //     chips, through the MDIO master register for all).
 //   - Frames: ports with link state, learning and aging address table
