@@ -17,7 +17,7 @@ import (
 type noPhys struct{}
 
 func (noPhys) Translate(uintptr, int) (uint64, int, error) { return 0, 0, errors.New("no translation") }
-func (noPhys) AllocPhys(int, int) (uint64, error)           { return 0, errors.New("no allocation") }
+func (noPhys) AllocPhys(int, int) (uint64, error)          { return 0, errors.New("no allocation") }
 
 func main() {
 	p, err := mipsdma.New(noPhys{})
