@@ -1,0 +1,403 @@
+package net
+
+import (
+	"encoding/binary"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"gvisor.dev/gvisor/pkg/buffer"
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/header"
+	"gvisor.dev/gvisor/pkg/tcpip/stack"
+)
+
+// Stats are the Endpoint's counters. Every frame that enters Receive or
+// WritePackets ends in exactly one of them.
+type Stats struct {
+	RxFrames      atomic.Uint64 // delivered to the stack
+	RxBytes       atomic.Uint64
+	RxMalformed   atomic.Uint64 // shorter than an Ethernet header
+	RxOversize    atomic.Uint64 // longer than MTU + header (+ one VLAN tag)
+	RxUnsupported atomic.Uint64 // 802.3 length frames (LLC), not for IP
+	RxNotAttached atomic.Uint64 // arrived before Attach / after detach
+	TxFrames      atomic.Uint64 // accepted by the NIC
+	TxBytes       atomic.Uint64
+	TxRingFull    atomic.Uint64 // dropped: NIC returned ErrTxFull
+	TxLinkDown    atomic.Uint64 // dropped: carrier down
+	TxErrors      atomic.Uint64 // dropped: oversize or other NIC error
+	LinkChanges   atomic.Uint64
+}
+
+// Endpoint adapts a NIC to gVisor's stack.LinkEndpoint, Ethernet framing
+// included (it does the job of gVisor's link/ethernet wrapper itself, so RX
+// has one less indirection).
+//
+// Link state reaches the stack through BindStack: carrier loss disables the
+// gVisor NIC (which, as Linux does on carrier loss, flushes its neighbour
+// cache) and carrier gain enables it again; addresses and routes are kept.
+type Endpoint struct {
+	nic  NIC
+	caps Capabilities
+
+	mu         sync.RWMutex
+	dispatcher stack.NetworkDispatcher
+	mtu        uint32
+	addr       tcpip.LinkAddress
+	onClose    func()
+	started    bool
+	st         *stack.Stack
+	nicID      tcpip.NICID
+	onLink     func(LinkState)
+
+	linkUp atomic.Bool
+
+	Stats Stats
+}
+
+var _ stack.LinkEndpoint = (*Endpoint)(nil)
+var _ Handler = (*Endpoint)(nil)
+
+// NewEndpoint wraps nic. The NIC is started on the first Attach.
+func NewEndpoint(nic NIC) (*Endpoint, error) {
+	mtu := nic.MTU()
+	if mtu < 68 || mtu > RxBufSize-EthHeaderLen-VLANTagLen {
+		// 68: RFC 791's minimum IPv4 MTU. The upper bound keeps every
+		// frame inside one RX view.
+		return nil, errors.New("net: NIC MTU out of range")
+	}
+	mac := nic.MACAddress()
+	if mac.IsMulticast() || mac.IsZero() {
+		return nil, errors.New("net: NIC MAC " + mac.String() + " is not a unicast address")
+	}
+	e := &Endpoint{
+		nic:  nic,
+		caps: nic.Capabilities(),
+		mtu:  uint32(mtu),
+		addr: tcpip.LinkAddress(mac[:]),
+	}
+	e.linkUp.Store(nic.Link().Up)
+	return e, nil
+}
+
+// BindStack makes carrier changes enable/disable NIC id of s. The current
+// state is applied immediately.
+func (e *Endpoint) BindStack(s *stack.Stack, id tcpip.NICID) error {
+	e.mu.Lock()
+	e.st, e.nicID = s, id
+	e.mu.Unlock()
+	return e.applyLink(e.linkUp.Load())
+}
+
+// OnLinkChange registers f to be called (from the NIC's context) after
+// each carrier change has been applied to the stack.
+func (e *Endpoint) OnLinkChange(f func(LinkState)) {
+	e.mu.Lock()
+	e.onLink = f
+	e.mu.Unlock()
+}
+
+func (e *Endpoint) applyLink(up bool) error {
+	e.mu.RLock()
+	s, id := e.st, e.nicID
+	e.mu.RUnlock()
+	if s == nil {
+		return nil
+	}
+	var err tcpip.Error
+	if up {
+		err = s.EnableNIC(id)
+	} else {
+		err = s.DisableNIC(id)
+	}
+	if err != nil {
+		return errors.New("net: " + err.String())
+	}
+	return nil
+}
+
+// LinkUp reports the last carrier state the NIC reported.
+func (e *Endpoint) LinkUp() bool { return e.linkUp.Load() }
+
+// LinkChanged implements Handler.
+func (e *Endpoint) LinkChanged(ls LinkState) {
+	e.Stats.LinkChanges.Add(1)
+	e.linkUp.Store(ls.Up)
+	_ = e.applyLink(ls.Up) // only fails for an unknown NIC id: nothing to apply to
+	e.mu.RLock()
+	f := e.onLink
+	e.mu.RUnlock()
+	if f != nil {
+		f(ls)
+	}
+}
+
+// Receive implements Handler: it validates the Ethernet framing and hands
+// the view to gVisor without copying.
+func (e *Endpoint) Receive(v *buffer.View) {
+	n := v.Size()
+	if n < EthHeaderLen {
+		e.Stats.RxMalformed.Add(1)
+		v.Release()
+		return
+	}
+	b := v.AsSlice()
+	typ := binary.BigEndian.Uint16(b[12:14])
+	max := int(e.MTU()) + EthHeaderLen
+	if typ == 0x8100 {
+		// A tagged frame may carry a full MTU; gVisor has no VLAN
+		// sub-interfaces, so it will drop it as an unknown protocol, but
+		// it is not oversize.
+		max += VLANTagLen
+	}
+	if n > max {
+		e.Stats.RxOversize.Add(1)
+		v.Release()
+		return
+	}
+	if typ < MinTypeValue {
+		e.Stats.RxUnsupported.Add(1)
+		v.Release()
+		return
+	}
+	e.mu.RLock()
+	d := e.dispatcher
+	e.mu.RUnlock()
+	if d == nil {
+		e.Stats.RxNotAttached.Add(1)
+		v.Release()
+		return
+	}
+	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithView(v)})
+	if !e.ParseHeader(pkt) { // cannot fail: length checked above
+		e.Stats.RxMalformed.Add(1)
+		pkt.DecRef()
+		return
+	}
+	dst := tcpip.LinkAddress(b[0:6])
+	switch {
+	case b[0] == 0xff && dst == header.EthernetBroadcastAddress:
+		pkt.PktType = tcpip.PacketBroadcast
+	case b[0]&1 != 0:
+		pkt.PktType = tcpip.PacketMulticast
+	case dst == e.LinkAddress():
+		pkt.PktType = tcpip.PacketHost
+	default:
+		pkt.PktType = tcpip.PacketOtherHost
+	}
+	pkt.RXChecksumValidated = e.caps&CapRxChecksum != 0
+	e.Stats.RxFrames.Add(1)
+	e.Stats.RxBytes.Add(uint64(n))
+	d.DeliverNetworkPacket(tcpip.NetworkProtocolNumber(typ), pkt)
+	pkt.DecRef()
+}
+
+// MTU implements stack.LinkEndpoint.
+func (e *Endpoint) MTU() uint32 {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.mtu
+}
+
+// SetMTU implements stack.LinkEndpoint. The MTU can only be lowered below
+// what the NIC supports.
+func (e *Endpoint) SetMTU(mtu uint32) {
+	if mtu > uint32(e.nic.MTU()) {
+		mtu = uint32(e.nic.MTU())
+	}
+	e.mu.Lock()
+	e.mtu = mtu
+	e.mu.Unlock()
+}
+
+// MaxHeaderLength implements stack.LinkEndpoint.
+func (*Endpoint) MaxHeaderLength() uint16 { return EthHeaderLen }
+
+// LinkAddress implements stack.LinkEndpoint.
+func (e *Endpoint) LinkAddress() tcpip.LinkAddress {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.addr
+}
+
+// SetLinkAddress implements stack.LinkEndpoint. It only changes the source
+// address the stack uses; the NIC's station address filter is the driver's.
+func (e *Endpoint) SetLinkAddress(addr tcpip.LinkAddress) {
+	e.mu.Lock()
+	e.addr = addr
+	e.mu.Unlock()
+}
+
+// Capabilities implements stack.LinkEndpoint.
+func (e *Endpoint) Capabilities() stack.LinkEndpointCapabilities {
+	c := stack.CapabilityResolutionRequired
+	if e.caps&CapRxChecksum != 0 {
+		c |= stack.CapabilityRXChecksumOffload
+	}
+	if e.caps&CapTxChecksum != 0 {
+		c |= stack.CapabilityTXChecksumOffload
+	}
+	return c
+}
+
+// Attach implements stack.LinkEndpoint. The first non-nil Attach starts the
+// NIC; a start failure leaves the endpoint detached (gVisor's Attach cannot
+// return an error) and is visible as RxNotAttached.
+func (e *Endpoint) Attach(d stack.NetworkDispatcher) {
+	e.mu.Lock()
+	start := d != nil && !e.started
+	if start {
+		e.started = true
+	}
+	e.dispatcher = d
+	e.mu.Unlock()
+	if start {
+		if err := e.nic.Start(e); err != nil {
+			e.mu.Lock()
+			e.dispatcher = nil
+			e.started = false
+			e.mu.Unlock()
+		}
+	}
+}
+
+// IsAttached implements stack.LinkEndpoint.
+func (e *Endpoint) IsAttached() bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.dispatcher != nil
+}
+
+// Wait implements stack.LinkEndpoint. The endpoint owns no goroutines.
+func (*Endpoint) Wait() {}
+
+// ARPHardwareType implements stack.LinkEndpoint.
+func (*Endpoint) ARPHardwareType() header.ARPHardwareType { return header.ARPHardwareEther }
+
+// AddHeader implements stack.LinkEndpoint.
+func (e *Endpoint) AddHeader(pkt *stack.PacketBuffer) {
+	eth := header.Ethernet(pkt.LinkHeader().Push(header.EthernetMinimumSize))
+	src := pkt.EgressRoute.LocalLinkAddress
+	if src == "" {
+		src = e.LinkAddress()
+	}
+	eth.Encode(&header.EthernetFields{
+		SrcAddr: src,
+		DstAddr: pkt.EgressRoute.RemoteLinkAddress,
+		Type:    pkt.NetworkProtocolNumber,
+	})
+}
+
+// ParseHeader implements stack.LinkEndpoint.
+func (*Endpoint) ParseHeader(pkt *stack.PacketBuffer) bool {
+	_, ok := pkt.LinkHeader().Consume(header.EthernetMinimumSize)
+	return ok
+}
+
+// Close implements stack.LinkEndpoint: it stops the NIC.
+func (e *Endpoint) Close() {
+	e.mu.Lock()
+	f := e.onClose
+	started := e.started
+	e.started = false
+	e.dispatcher = nil
+	e.mu.Unlock()
+	if f != nil {
+		f()
+	}
+	if started {
+		e.nic.Stop()
+	}
+}
+
+// SetOnCloseAction implements stack.LinkEndpoint.
+func (e *Endpoint) SetOnCloseAction(f func()) {
+	e.mu.Lock()
+	e.onClose = f
+	e.mu.Unlock()
+}
+
+// WritePackets implements stack.LinkWriter. It never blocks: when the NIC's
+// TX ring is full the remaining packets are dropped, counted, and
+// ErrNoBufferSpace is returned so the stack accounts for them too
+// (transports retransmit).
+func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) {
+	list := pkts.AsSlice()
+	max := int(e.MTU()) + EthHeaderLen
+	for i, pkt := range list {
+		if !e.linkUp.Load() {
+			e.Stats.TxLinkDown.Add(uint64(len(list) - i))
+			return i, &tcpip.ErrClosedForSend{}
+		}
+		if pkt.Size() > max {
+			e.Stats.TxErrors.Add(1)
+			return i, &tcpip.ErrMessageTooLong{}
+		}
+		tb := newTxPacket(pkt, e.caps&CapScatterGather != 0)
+		n := tb.Len()
+		err := e.nic.Transmit(tb)
+		if err != nil {
+			tb.Release()
+			rest := uint64(len(list) - i)
+			switch err {
+			case ErrTxFull:
+				e.Stats.TxRingFull.Add(rest)
+				return i, &tcpip.ErrNoBufferSpace{}
+			case ErrLinkDown:
+				e.Stats.TxLinkDown.Add(rest)
+				return i, &tcpip.ErrClosedForSend{}
+			default:
+				e.Stats.TxErrors.Add(rest)
+				return i, &tcpip.ErrInvalidEndpointState{}
+			}
+		}
+		e.Stats.TxFrames.Add(1)
+		e.Stats.TxBytes.Add(uint64(n))
+	}
+	return len(list), nil
+}
+
+// txPacket is the TxBuf the Endpoint hands to a NIC. It holds a reference
+// on the PacketBuffer so gVisor cannot recycle the memory while the NIC's
+// DMA still reads it.
+type txPacket struct {
+	pkt  *stack.PacketBuffer
+	flat *buffer.View // non-nil when the frame was flattened for a non-SG NIC
+	segs [][]byte
+	n    int
+}
+
+var txPool = sync.Pool{New: func() any { return new(txPacket) }}
+
+func newTxPacket(pkt *stack.PacketBuffer, sg bool) *txPacket {
+	t := txPool.Get().(*txPacket)
+	t.pkt = pkt.IncRef()
+	t.n = pkt.Size()
+	t.segs = t.segs[:0]
+	if sg {
+		t.segs = append(t.segs, pkt.AsSlices()...)
+	} else {
+		// One copy into one contiguous buffer: what a NIC without gather
+		// DMA needs anyway.
+		t.flat = pkt.ToView()
+		t.segs = append(t.segs, t.flat.AsSlice())
+	}
+	return t
+}
+
+func (t *txPacket) Segments() [][]byte { return t.segs }
+func (t *txPacket) Len() int           { return t.n }
+
+func (t *txPacket) Release() {
+	if t.pkt == nil {
+		panic("net: TxBuf released twice")
+	}
+	if t.flat != nil {
+		t.flat.Release()
+		t.flat = nil
+	}
+	t.pkt.DecRef()
+	t.pkt = nil
+	clear(t.segs)
+	txPool.Put(t)
+}
