@@ -82,12 +82,35 @@ var ErrIRQClosed = errors.New("kernel: interrupt line closed")
 // masked when it returns. It is a blocking system call: the Go runtime hands
 // the P to another thread meanwhile.
 func IRQWait(line int) (uint32, error) {
-	r, _, e := syscall.Syscall(sysGowrtIRQWait, uintptr(line), 0, 0)
+	n, _, err := IRQWaitTimed(line)
+	return n, err
+}
+
+// IRQWaitTimed is IRQWait that also returns the low 32 bits of the
+// CLOCK_MONOTONIC nanosecond at which the kernel took the interrupt (see
+// Nanotime32), for interrupt-latency measurements.
+func IRQWaitTimed(line int) (uint32, uint32, error) {
+	r, taken, e := syscall.Syscall(sysGowrtIRQWait, uintptr(line), 0, 0)
 	if e == syscall.EBADF {
-		return 0, ErrIRQClosed
+		return 0, 0, ErrIRQClosed
 	}
 	if e != 0 {
-		return 0, e
+		return 0, 0, e
 	}
-	return uint32(r), nil
+	return uint32(r), uint32(taken), nil
+}
+
+// IRQSetTrigger selects level (true) or edge triggering for line.
+func IRQSetTrigger(line int, level bool) error {
+	if level {
+		return irqOp(irqOpLevel, line)
+	}
+	return irqOp(irqOpEdge, line)
+}
+
+// Nanotime32 returns the low 32 bits of CLOCK_MONOTONIC in nanoseconds.
+func Nanotime32() uint32 {
+	var ts [2]int32
+	syscall.RawSyscall(sysClockGettime, clockMonotonic, uintptr(unsafe.Pointer(&ts)), 0)
+	return uint32(int64(ts[0])*1e9 + int64(ts[1]))
 }

@@ -396,6 +396,8 @@ const (
 	irqOpUnmask = 4
 	irqOpAck    = 5 // EOI is sent when the line is taken; nothing to do
 	irqOpPend   = 6 // returns the i8259 request register (IRR) of both chips
+	irqOpEdge   = 7 // edge-triggered (ELCR bit clear)
+	irqOpLevel  = 8 // level-triggered (ELCR bit set)
 )
 
 //go:nosplit
@@ -408,9 +410,9 @@ func (k *kstate) irqOp(fr *frame, op, line uint32) {
 	switch op {
 	case irqOpOpen:
 		k.irqEnabled |= bit
-		k.irqFired[line] = 0
 	case irqOpClose:
 		k.irqEnabled &^= bit
+		k.irqFired[line] = 0
 		k.picMask |= bit
 		for i := int32(0); i < k.nthr; i++ {
 			t := k.th(i)
@@ -423,6 +425,13 @@ func (k *kstate) irqOp(fr *frame, op, line uint32) {
 	case irqOpUnmask:
 		k.picMask &^= bit
 	case irqOpAck:
+	case irqOpEdge, irqOpLevel:
+		if op == irqOpLevel {
+			k.elcr |= bit
+		} else {
+			k.elcr &^= bit
+		}
+		malta.SetELCR(k.elcr)
 	case irqOpPend:
 		malta.Outb(malta.PortPIC1, 0x0a) // OCW3: read IRR
 		malta.Outb(malta.PortPIC2, 0x0a)
@@ -445,6 +454,7 @@ func (k *kstate) irqWait(fr *frame, t *thread, line uint32) {
 	if n := k.irqFired[line]; n > 0 {
 		k.irqFired[line] = 0
 		ok(fr, n)
+		fr[3] = k.irqTaken[line]
 		return
 	}
 	k.block(t, wIRQ, uintptr(line), 0)

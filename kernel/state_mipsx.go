@@ -136,7 +136,9 @@ type kstate struct {
 	rxr, rxw   uint32
 	picMask    uint16
 	irqFired   [16]uint32
-	irqEnabled uint16 // lines opened through the intr Source
+	irqTaken   [16]uint32 // low 32 bits of CLOCK_MONOTONIC ns when the line was last taken
+	elcr       uint16     // level-triggered lines (i8259 ELCR)
+	irqEnabled uint16     // lines opened through the intr Source
 
 	unknownSeen [16]uint32 // syscalls 4000..4511 already logged
 

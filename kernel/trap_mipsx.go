@@ -111,6 +111,11 @@ func (k *kstate) interrupt() {
 //go:nosplit
 func (k *kstate) irq(irq int) {
 	line := uint(irq) & 15
+	if k.flags&kfTrace != 0 {
+		kputs("[irq ")
+		kputdec(int32(irq))
+		kputs("]\n")
+	}
 	if line == malta.IRQCOM1 {
 		k.consoleRX()
 		malta.PICEOI(irq)
@@ -122,16 +127,18 @@ func (k *kstate) irq(irq int) {
 	k.picMask |= 1 << line
 	malta.PICSetMask(k.picMask)
 	malta.PICEOI(irq)
-	if k.irqEnabled&(1<<line) == 0 {
-		return // spurious or closed: stays masked
-	}
+	// Count it even if nobody has opened the line yet (the Dispatcher
+	// unmasks before its goroutine's first Wait): it is delivered by the
+	// first Wait, never lost. The line stays masked until then.
 	k.irqFired[line]++
+	k.irqTaken[line] = uint32(k.nanotime())
 	for i := int32(0); i < k.nthr; i++ {
 		t := k.th(i)
 		if t.state == tBlocked && t.wait == wIRQ && t.waddr == uintptr(line) {
 			n := k.irqFired[line]
 			k.irqFired[line] = 0
 			k.wake(t, n, 0)
+			t.fr[3] = k.irqTaken[line]
 			break
 		}
 	}

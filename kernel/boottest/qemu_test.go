@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,6 +71,12 @@ var exitRE = regexp.MustCompile(`(?m)^gowrt: exit (-?\d+)\r?$`)
 // boot runs an image under QEMU and returns its console output.
 func boot(t testing.TB, board, img string, memMiB int, appendArgs string, extra ...string) bootResult {
 	t.Helper()
+	return bootIn(t, board, img, memMiB, appendArgs, nil, extra...)
+}
+
+// bootIn is boot with the console's input.
+func bootIn(t testing.TB, board, img string, memMiB int, appendArgs string, stdin io.Reader, extra ...string) bootResult {
+	t.Helper()
 	b, _ := image.LookupBoard(board)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -81,6 +88,7 @@ func boot(t testing.TB, board, img string, memMiB int, appendArgs string, extra 
 	args = append(args, extra...)
 	cmd := exec.CommandContext(ctx, b.QEMU, args...)
 	var out bytes.Buffer
+	cmd.Stdin = stdin
 	cmd.Stdout = &out
 	cmd.Stderr = &out
 	err := cmd.Run()

@@ -3,9 +3,11 @@
 package boottest
 
 import (
+	"io"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 const selftest = "./kernel/boottest/progs/selftest"
@@ -97,5 +99,22 @@ func TestOOM(t *testing.T) {
 		if r.code != 2 {
 			t.Errorf("%s: exit %d, want 2", board, r.code)
 		}
+	}
+}
+
+// TestConsoleRead checks blocking console input: the program blocks in
+// read(0) until the UART receive interrupt delivers the line.
+func TestConsoleRead(t *testing.T) {
+	for _, board := range arches {
+		img := buildImage(t, board, selftest)
+		pr, pw := io.Pipe()
+		go func() {
+			time.Sleep(300 * time.Millisecond) // arrive after the read blocked
+			io.WriteString(pw, "ping from the host\n")
+			time.Sleep(500 * time.Millisecond)
+			pw.Close()
+		}()
+		r := bootIn(t, board, img, 32, "echo", pr)
+		r.mustContain(t, `echo: "ping from the host\n" <nil>`)
 	}
 }

@@ -161,6 +161,23 @@ func PICPoll() int {
 	return 8 + int(v&7)
 }
 
+// ELCR ports and their writable bits (qemu-malta.md §2.2): IRQ 0-2 and
+// 8, 13 are always edge-triggered.
+const (
+	PortELCR1 = 0x4d0
+	PortELCR2 = 0x4d1
+	elcr1Mask = 0xf8
+	elcr2Mask = 0xde
+)
+
+// SetELCR selects level (bit set) or edge triggering for each IRQ.
+//
+//go:nosplit
+func SetELCR(level uint16) {
+	Outb(PortELCR1, uint8(level)&elcr1Mask)
+	Outb(PortELCR2, uint8(level>>8)&elcr2Mask)
+}
+
 // PICEOI ends the in-service period of irq (slave first, then master).
 //
 //go:nosplit

@@ -9,6 +9,7 @@
 package main
 
 import (
+	"bufio"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -76,6 +77,10 @@ func main() {
 					fmt.Println("oom: holding", len(keep), "MiB")
 				}
 			}
+		case a == "echo":
+			// Blocking console read: woken by the UART receive interrupt.
+			line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+			fmt.Printf("echo: %q %v\n", line, err)
 		case a == "panic":
 			var wg sync.WaitGroup
 			wg.Add(1)
