@@ -1,0 +1,193 @@
+//go:build !mips && !mipsle
+
+package boottest
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"strconv"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// Trap-context discipline (DESIGN §1): code reachable from the kernel's
+// exception entry runs with interrupts off on the kernel stack, so it must
+// not allocate, hit a write barrier, panic on a bounds check, or grow its
+// stack; and it must not touch the program's data segment (kseg2), which is
+// TLB-mapped and could fault while EXL is set. This test disassembles a
+// linked image with binutils and walks the static call graph from the trap
+// entry points.
+
+var (
+	funcRE = regexp.MustCompile(`^([0-9a-f]+) <(.+)>:$`)
+	callRE = regexp.MustCompile(`\t(jal|j|bal)\s+([0-9a-f]+) <([^>+]+)(\+0x[0-9a-f]+)?>`)
+	jalrRE = regexp.MustCompile(`\tjalr\s`)
+	luiRE  = regexp.MustCompile(`\tlui\s+\w+,0x([0-9a-f]{1,4})$`)
+)
+
+// forbidden reports why calling sym from trap context is not allowed.
+func forbidden(sym string) string {
+	switch {
+	case strings.HasPrefix(sym, "runtime.mallocgc"), strings.HasPrefix(sym, "runtime.newobject"),
+		strings.HasPrefix(sym, "runtime.makeslice"), strings.HasPrefix(sym, "runtime.growslice"),
+		strings.HasPrefix(sym, "runtime.convT"):
+		return "allocates"
+	case strings.HasPrefix(sym, "runtime.gcWriteBarrier"), sym == "runtime.wbZero", sym == "runtime.wbMove",
+		strings.HasPrefix(sym, "runtime.typedmemmove"), strings.HasPrefix(sym, "runtime.bulkBarrier"):
+		return "write barrier"
+	case strings.HasPrefix(sym, "runtime.panicBounds"), strings.HasPrefix(sym, "runtime.panicIndex"),
+		strings.HasPrefix(sym, "runtime.panicSlice"), strings.HasPrefix(sym, "runtime.goPanic"),
+		strings.HasPrefix(sym, "runtime.panicExtend"), sym == "runtime.panicdivide",
+		sym == "runtime.panicshift", sym == "runtime.panicmem", sym == "runtime.gopanic",
+		sym == "runtime.panicwrap", sym == "runtime.throw":
+		return "panics"
+	case strings.HasPrefix(sym, "runtime.morestack"), sym == "runtime.newstack":
+		return "grows the stack"
+	}
+	return ""
+}
+
+type fn struct {
+	calls    []string
+	indirect int
+	dataRefs []string
+}
+
+// dataRange returns the image's writable segment [start, end) (BSS included).
+func dataRange(t *testing.T, img string) (uint64, uint64) {
+	t.Helper()
+	f, err := elf.Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_W != 0 {
+			end := p.Vaddr + p.Memsz
+			if syms, err := f.Symbols(); err == nil {
+				for _, s := range syms {
+					if s.Name == "runtime.end" {
+						end = s.Value
+					}
+				}
+			}
+			return p.Vaddr, end
+		}
+	}
+	t.Fatal("no writable segment")
+	return 0, 0
+}
+
+func disassemble(t *testing.T, img string) map[string]*fn {
+	t.Helper()
+	lo, hi := dataRange(t, img)
+	out, err := exec.Command("mips-linux-gnu-objdump", "-d", "--no-show-raw-insn", img).Output()
+	if err != nil {
+		t.Fatalf("mips-linux-gnu-objdump (binutils-mips-linux-gnu): %v", err)
+	}
+	funcs := map[string]*fn{}
+	var cur *fn
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if m := funcRE.FindStringSubmatch(l); m != nil {
+			cur = &fn{}
+			funcs[m[2]] = cur
+			continue
+		}
+		if cur == nil {
+			continue
+		}
+		if m := callRE.FindStringSubmatch(l); m != nil && m[4] == "" {
+			cur.calls = append(cur.calls, m[3])
+		} else if jalrRE.MatchString(l) {
+			cur.indirect++
+		} else if m := luiRE.FindStringSubmatch(l); m != nil {
+			// A lui whose upper half lies in the data segment is how
+			// MIPS code forms a global's address.
+			v, _ := strconv.ParseUint(m[1], 16, 32)
+			if a := v << 16; a+0xffff >= lo && a < hi {
+				cur.dataRefs = append(cur.dataRefs, fmt.Sprintf("%#x", a))
+			}
+		}
+	}
+	return funcs
+}
+
+func TestTrapDiscipline(t *testing.T) {
+	img := buildImage(t, "malta-be", "./examples/hello")
+	funcs := disassemble(t, img)
+	roots := []string{
+		"github.com/gowrt/gowrt/kernel.trapEntry",
+		"github.com/gowrt/gowrt/kernel.trap",
+		"github.com/gowrt/gowrt/kernel.nestedFault",
+		"github.com/gowrt/gowrt/kernel.tlbRefill",
+	}
+	// Breadth-first over direct calls, remembering one path for messages.
+	from := map[string]string{}
+	queue := []string{}
+	for _, r := range roots {
+		if funcs[r] == nil {
+			t.Fatalf("%s not found in the image", r)
+		}
+		from[r] = ""
+		queue = append(queue, r)
+	}
+	var bad []string
+	path := func(s string) string {
+		p := []string{s}
+		for from[s] != "" {
+			s = from[s]
+			p = append([]string{s}, p...)
+		}
+		return strings.Join(p, " → ")
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		if why := forbidden(s); why != "" {
+			bad = append(bad, why+": "+path(s))
+			continue
+		}
+		f := funcs[s]
+		if f == nil {
+			bad = append(bad, "not in the disassembly: "+path(s))
+			continue
+		}
+		if f.indirect > 0 {
+			bad = append(bad, "indirect call (cannot be checked): "+path(s))
+		}
+		for _, d := range f.dataRefs {
+			bad = append(bad, "references the program's data segment "+d+": "+path(s))
+		}
+		for _, c := range f.calls {
+			if _, seen := from[c]; !seen {
+				from[c] = s
+				queue = append(queue, c)
+			}
+		}
+	}
+	sort.Strings(bad)
+	for _, b := range bad {
+		t.Error(b)
+	}
+	t.Logf("%d functions reachable from the trap entry", len(from))
+	// The checker must be able to fail: a function known to allocate
+	// must be flagged when walked the same way.
+	if forbidden("runtime.mallocgc") == "" || forbidden("runtime.panicBounds32") == "" ||
+		forbidden("runtime.morestack_noctxt") == "" || forbidden("runtime.gcWriteBarrier2") == "" {
+		t.Fatal("forbidden() does not recognise the runtime's allocation/panic/stack symbols")
+	}
+	if f := funcs["runtime.newobject"]; f == nil || len(f.calls) == 0 {
+		t.Fatal("disassembly parsing found no calls in runtime.newobject")
+	}
+	if f := funcs["runtime.mallocgc"]; f == nil || len(f.dataRefs) == 0 {
+		t.Fatal("disassembly parsing found no data-segment references in runtime.mallocgc")
+	}
+}
