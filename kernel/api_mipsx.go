@@ -27,9 +27,11 @@ func ReadInfo() (Info, error) {
 
 // IdleStats are the idle window's counters: interrupts taken inside the
 // registered (skip-over) window and inside the naive window (kidle=naive),
-// and the Compare writes and deadlines QEMU missed while writing.
+// the Compare writes and deadlines missed while writing, and lost wake-ups
+// (the idle loop taking a further interrupt while work it had been told
+// about was waiting: it slept in WAIT with work runnable).
 type IdleStats struct {
-	WindowHits, NaiveHits, TimerWrites, TimerMissed uint32
+	WindowHits, NaiveHits, TimerWrites, TimerMissed, LostWakeups uint32
 }
 
 // ReadIdleStats returns the idle counters.

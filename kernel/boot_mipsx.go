@@ -192,6 +192,7 @@ func boot(argc, argv, envp, memsize uint32) (sp, status uint32) {
 		*mem32(waitWinAddr) = uint32(win)
 	}
 	k.idleFr[fEPC] = uint32(start)
+	k.idleWaitEnd = uint32(win + idle.WindowSize)
 	k.idleFr[4] = uint32(uintptr(unsafe.Pointer(&k.runnable)))
 	k.idleFr[5] = sysSchedYield
 	k.idleFr[29] = kstackBase - 64

@@ -101,13 +101,15 @@ type kstate struct {
 	kernG fakeG // must be first: asm loads R30 = kstateAddr
 	idleG fakeG
 
-	threads  [maxThreads]thread
-	idleFr   frame
-	cur      int32 // running thread index, or idleTid
-	nthr     int32 // 1 + highest slot ever used
-	nextTid  uint32
-	runnable uint32 // read by the idle loop: nonzero if a thread can run
-	yieldNr  uint32
+	threads                     [maxThreads]thread
+	idleFr                      frame
+	cur                         int32 // running thread index, or idleTid
+	nthr                        int32 // 1 + highest slot ever used
+	nextTid                     uint32
+	runnable                    uint32 // read by the idle loop: nonzero if a thread can run
+	yieldNr                     uint32
+	idleWaitEnd                 uint32 // address after the idle loop's WAIT
+	idleRetEPC, idleRetRunnable uint32 // how the idle loop was last resumed
 
 	statusRun uint32 // Status for running threads (IM bits, EXL), IE kept per thread
 
@@ -160,7 +162,7 @@ type kstate struct {
 
 type kstats struct {
 	traps, syscalls, interrupts, switches, signals, pageFaults uint32
-	timerWrites, timerMissed                                   uint32
+	timerWrites, timerMissed, idleStalls                       uint32
 }
 
 // Kernel command-line switches.

@@ -431,7 +431,8 @@ func (k *kstate) info(fr *frame, buf uintptr, size uint32) {
 //go:nosplit
 func (k *kstate) idleStats(fr *frame, buf uintptr) {
 	if !k.uw32(buf, *mem32(waitHitsAddr)) || !k.uw32(buf+4, *mem32(naiveHitsAddr)) ||
-		!k.uw32(buf+8, k.stats.timerWrites) || !k.uw32(buf+12, k.stats.timerMissed) {
+		!k.uw32(buf+8, k.stats.timerWrites) || !k.uw32(buf+12, k.stats.timerMissed) ||
+		!k.uw32(buf+16, k.stats.idleStalls) {
 		fail(fr, eFAULT)
 		return
 	}

@@ -33,7 +33,7 @@ const (
 const (
 	sliceNs   = 10_000_000    // preemption slice between runnable threads
 	horizonNs = 1_000_000_000 // the timer fires at least this often (Count wrap is ~25 s)
-	minDelta  = 20_000        // smallest Compare distance, ns
+	minDelta  = 0             // a deadline missed while writing Compare is caught by re-reading Count
 )
 
 //go:nosplit
@@ -59,6 +59,12 @@ func trap() {
 	yield := false
 	switch exc {
 	case excInt:
+		if k.cur == idleTid && k.idleRetRunnable != 0 && fr[fEPC] == k.idleWaitEnd && k.idleRetEPC != k.idleWaitEnd {
+			// The idle loop was resumed knowing work was runnable, yet
+			// it ran on into WAIT and was woken from there by this
+			// interrupt: it slept with work to do (a lost wake-up).
+			k.stats.idleStalls++
+		}
 		k.interrupt()
 	case excSys:
 		k.stats.syscalls++
@@ -244,6 +250,9 @@ func (k *kstate) schedule(yield bool) {
 	}
 	fr := k.frameOf(k.cur)
 	fr[fStatus] = k.statusRun | fr[fStatus]&stIE
+	if k.cur == idleTid {
+		k.idleRetEPC, k.idleRetRunnable = fr[fEPC], k.runnable
+	}
 	*mem32(curFrameAddr) = uint32(uintptrOf(fr))
 }
 
@@ -296,12 +305,16 @@ func (k *kstate) arm(now, deadline int64) bool {
 	if deadline == k.armed && deadline > now {
 		return true
 	}
-	d := deadline - now
+	// Convert against a fresh clock reading (Count is in k.lastCount).
+	d := deadline - k.nanotime()
 	if d < minDelta {
 		d = minDelta
 	}
 	ticks := uint32(uint64(uint32(d)) * uint64(k.ticksPerNs32) >> 32)
-	c := readCount() + ticks
+	if ticks == 0 {
+		ticks = 1
+	}
+	c := k.lastCount + ticks
 	writeCompare(c)
 	k.stats.timerWrites++
 	k.armed = deadline

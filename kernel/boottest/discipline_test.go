@@ -7,10 +7,10 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
-	"strconv"
 	"os/exec"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
