@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"fmt"
 	"io"
 	"math/rand"
 	"runtime"
@@ -17,13 +16,8 @@ import (
 	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
-	"gvisor.dev/gvisor/pkg/tcpip/header"
-	"gvisor.dev/gvisor/pkg/tcpip/network/arp"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
-	"gvisor.dev/gvisor/pkg/tcpip/transport/icmp"
-	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
-	"gvisor.dev/gvisor/pkg/waiter"
 )
 
 var (
@@ -50,29 +44,7 @@ type host struct {
 }
 
 func newHost(t *testing.T, nic *nictest.NIC, addr tcpip.Address) *host {
-	t.Helper()
-	s := stack.New(stack.Options{
-		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, arp.NewProtocol},
-		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, icmp.NewProtocol4},
-	})
-	ep, err := gnet.NewEndpoint(nic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e := s.CreateNIC(1, ep); e != nil {
-		t.Fatalf("CreateNIC: %v", e)
-	}
-	if err := ep.BindStack(s, 1); err != nil {
-		t.Fatal(err)
-	}
-	if e := s.AddProtocolAddress(1, tcpip.ProtocolAddress{
-		Protocol:          ipv4.ProtocolNumber,
-		AddressWithPrefix: tcpip.AddressWithPrefix{Address: addr, PrefixLen: 24},
-	}, stack.AddressProperties{}); e != nil {
-		t.Fatalf("AddProtocolAddress: %v", e)
-	}
-	s.SetRouteTable([]tcpip.Route{{Destination: header.IPv4EmptySubnet, NIC: 1}})
-	t.Cleanup(func() { s.Close(); s.Wait() })
+	s, ep := nictest.NewStack(t, nic, addr)
 	return &host{s: s, ep: ep, nic: nic}
 }
 
@@ -83,67 +55,9 @@ func newPair(t *testing.T, capsA, capsB gnet.Capabilities, ring int) (*host, *ho
 	return newHost(t, na, addrA), newHost(t, nb, addrB)
 }
 
-// ping sends one ICMP echo request from h to dst and waits for the reply.
 func ping(t *testing.T, h *host, dst tcpip.Address, payload []byte, timeout time.Duration) error {
 	t.Helper()
-	var wq waiter.Queue
-	ep, e := h.s.NewEndpoint(icmp.ProtocolNumber4, ipv4.ProtocolNumber, &wq)
-	if e != nil {
-		t.Fatalf("NewEndpoint: %v", e)
-	}
-	defer ep.Close()
-	we, ch := waiter.NewChannelEntry(waiter.ReadableEvents)
-	wq.EventRegister(&we)
-	defer wq.EventUnregister(&we)
-
-	req := make([]byte, header.ICMPv4MinimumSize+len(payload))
-	icmpHdr := header.ICMPv4(req)
-	icmpHdr.SetType(header.ICMPv4Echo)
-	icmpHdr.SetSequence(1)
-	copy(req[header.ICMPv4MinimumSize:], payload)
-	deadline := time.Now().Add(timeout)
-	for {
-		var r bytes.Reader
-		r.Reset(req)
-		_, e = ep.Write(&r, tcpip.WriteOptions{To: &tcpip.FullAddress{NIC: 1, Addr: dst}})
-		if e == nil {
-			break
-		}
-		if _, ok := e.(*tcpip.ErrWouldBlock); !ok || time.Now().After(deadline) {
-			return errorf("write: %v", e)
-		}
-		time.Sleep(5 * time.Millisecond) // ARP resolution in progress
-	}
-	for {
-		var out bytes.Buffer
-		_, e := ep.Read(&out, tcpip.ReadOptions{})
-		if e == nil {
-			rep := header.ICMPv4(out.Bytes())
-			if rep.Type() != header.ICMPv4EchoReply {
-				return errorf("got ICMP type %d, want echo reply", rep.Type())
-			}
-			if !bytes.Equal(rep.Payload(), payload) {
-				return errorf("echo payload mismatch")
-			}
-			return nil
-		}
-		if _, ok := e.(*tcpip.ErrWouldBlock); !ok {
-			return errorf("read: %v", e)
-		}
-		select {
-		case <-ch:
-		case <-time.After(time.Until(deadline)):
-			return errorf("no echo reply within %v", timeout)
-		}
-	}
-}
-
-type strErr string
-
-func (s strErr) Error() string { return string(s) }
-
-func errorf(f string, a ...any) error {
-	return strErr(sprintf(f, a...))
+	return nictest.Ping(h.s, dst, payload, timeout)
 }
 
 func TestPingThroughAdapter(t *testing.T) {
@@ -393,8 +307,6 @@ func TestNewEndpointRejectsBadNIC(t *testing.T) {
 		t.Error("MTU larger than an RX buffer accepted")
 	}
 }
-
-func sprintf(f string, a ...any) string { return fmt.Sprintf(f, a...) }
 
 type recordingDispatcher struct {
 	proto tcpip.NetworkProtocolNumber

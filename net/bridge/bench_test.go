@@ -1,0 +1,150 @@
+package bridge
+
+import (
+	"fmt"
+	"testing"
+
+	gnet "github.com/gowrt/gowrt/net"
+)
+
+// sinkLink accepts every frame and only touches its length, so the
+// benchmarks measure the bridge, not a NIC.
+type sinkLink struct{ n int }
+
+func (l *sinkLink) Send(hdr, payload []byte) bool {
+	l.n += len(hdr) + len(payload)
+	return true
+}
+
+var benchSizes = []int{60, 1514}
+
+func benchBridge(b *testing.B, vlans []PortVLANs, in int, f []byte) {
+	br, err := New(Config{MAC: brMAC}) // the real clock, as in the firmware
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, v := range vlans {
+		p, err := br.AddPort(&sinkLink{}, v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		br.SetLink(p, true)
+	}
+	// Teach the bridge where stB lives (port 1) so unicast is known.
+	br.Input(1, frame(bcast, stB, -1, 0, 46))
+	if br.Stats.Flooded.Load() != 1 {
+		b.Fatal("setup frame not bridged")
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(f)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		br.Input(in, f)
+	}
+	b.StopTimer()
+	if br.Stats.Forwarded.Load()+br.Stats.Flooded.Load() < uint64(b.N) {
+		b.Fatalf("only %d of %d frames bridged", br.Stats.Forwarded.Load()+br.Stats.Flooded.Load(), b.N)
+	}
+}
+
+// BenchmarkBridgeBaselineCopy is the reference: one plain copy of the frame,
+// the least any forwarder that does not share buffers must do.
+func BenchmarkBridgeBaselineCopy(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			src := frame(stB, stA, -1, 0, n-14)
+			dst := make([]byte, len(src))
+			b.ReportAllocs()
+			b.SetBytes(int64(n))
+			for i := 0; i < b.N; i++ {
+				copy(dst, src)
+			}
+		})
+	}
+}
+
+// BenchmarkBridgeForward: known unicast, untagged in and out.
+func BenchmarkBridgeForward(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			benchBridge(b, []PortVLANs{DefaultVLANs, DefaultVLANs, DefaultVLANs, DefaultVLANs},
+				0, frame(stB, stA, -1, 0, n-14))
+		})
+	}
+}
+
+// BenchmarkBridgeRetag: known unicast from an access port to a trunk,
+// which adds an 802.1Q tag on egress.
+func BenchmarkBridgeRetag(b *testing.B) {
+	trunk := PortVLANs{PVID: 1, Untagged: []uint16{1}, Tagged: []uint16{10}}
+	access := PortVLANs{PVID: 10, Untagged: []uint16{10}}
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			// stB is learned in VLAN 1; learn it in VLAN 10 via a tagged frame.
+			br, _ := New(Config{MAC: brMAC})
+			sinks := []*sinkLink{{}, {}}
+			br.AddPort(sinks[0], access)
+			br.AddPort(sinks[1], trunk)
+			br.SetLink(0, true)
+			br.SetLink(1, true)
+			br.Input(1, frame(bcast, stB, 10, 0, 46))
+			f := frame(stB, stA, -1, 0, n-14)
+			b.ReportAllocs()
+			b.SetBytes(int64(n))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				br.Input(0, f)
+			}
+			b.StopTimer()
+			if br.PortStats(1).TxFrames.Load() < uint64(b.N) {
+				b.Fatal("frames not retagged to the trunk")
+			}
+		})
+	}
+}
+
+// BenchmarkBridgeFlood: broadcast to three other ports.
+func BenchmarkBridgeFlood(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			benchBridge(b, []PortVLANs{DefaultVLANs, DefaultVLANs, DefaultVLANs, DefaultVLANs},
+				0, frame(bcast, stA, -1, 0, n-14))
+		})
+	}
+}
+
+// nullNIC completes every transmit at once, like a NIC with an idle ring.
+type nullNIC struct{ sent int }
+
+func (*nullNIC) MACAddress() gnet.MAC            { return stC }
+func (*nullNIC) MTU() int                        { return 1500 }
+func (*nullNIC) Capabilities() gnet.Capabilities { return 0 }
+func (*nullNIC) Link() gnet.LinkState            { return gnet.LinkState{Up: true} }
+func (*nullNIC) Start(gnet.Handler) error        { return nil }
+func (*nullNIC) Stop()                           {}
+func (n *nullNIC) Transmit(t gnet.TxBuf) error   { n.sent += t.Len(); t.Release(); return nil }
+
+// BenchmarkBridgeNICPort: known unicast out through AttachNIC's port,
+// which copies the frame into a pooled TX buffer for the driver.
+func BenchmarkBridgeNICPort(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			br, _ := New(Config{MAC: brMAC})
+			in, out := &nullNIC{}, &nullNIC{}
+			br.AttachNIC(in, DefaultVLANs)
+			br.AttachNIC(out, DefaultVLANs)
+			br.Input(1, frame(bcast, stB, -1, 0, 46))
+			f := frame(stB, stA, -1, 0, n-14)
+			b.ReportAllocs()
+			b.SetBytes(int64(n))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				br.Input(0, f)
+			}
+			b.StopTimer()
+			if br.PortStats(1).TxFrames.Load() < uint64(b.N) {
+				b.Fatal("frames not sent through the NIC port")
+			}
+		})
+	}
+}

@@ -1,0 +1,419 @@
+// Package bridge is gowrt's software Ethernet bridge: the fast path that
+// moves frames between LAN ports without entering the gVisor stack.
+//
+// It is an IEEE 802.1Q VLAN-aware learning bridge (the model of Linux's
+// bridge with vlan_filtering=1):
+//
+//   - every port has a PVID (the VLAN of untagged and priority-tagged
+//     ingress frames; 0 = untagged frames are dropped) and a set of VLANs
+//     it is a member of, each either tagged or untagged on egress;
+//   - frames of a VLAN the ingress port is not a member of are dropped;
+//   - source addresses are learned per VLAN with aging; known unicast goes
+//     to one port, unknown unicast, broadcast and multicast are flooded to
+//     the VLAN's member ports;
+//   - no frame ever leaves through its ingress port (hairpin), frames
+//     carrying the bridge's own MAC as source from outside (a loop) and
+//     malformed frames are counted and dropped; IEEE 802.1D link-local
+//     frames (01:80:C2:00:00:0x, e.g. STP BPDUs) are never forwarded, only
+//     delivered to the host port.
+//
+// The router's own gVisor stack joins as the host port (AddHostPort),
+// whose net.NIC is then wrapped by net.NewEndpoint.
+//
+// Per-frame work does not allocate: parsing uses offsets, the forwarding
+// database is a fixed-size table, configuration is an immutable snapshot
+// read with one atomic load, and egress re-tagging writes into a per-port
+// scratch header. Egress is a gather of (header, payload) slices of the
+// ingress buffer, so bridging copies nothing; the Link decides whether
+// its NIC can gather or needs one copy.
+//
+// There is no spanning tree: the default configuration (one bridge over
+// the LAN ports) creates no loop, and a loop made by cabling shows up as
+// ReasonOwnSource drops of the host port's own frames.
+package bridge
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	gnet "github.com/gowrt/gowrt/net"
+)
+
+// MaxPorts is the number of ports a bridge can have (bitmask width).
+const MaxPorts = 64
+
+// Link is a bridge port's transmit side.
+type Link interface {
+	// Send transmits the frame hdr ++ payload (no FCS). The slices are
+	// only valid during the call: an implementation that queues the frame
+	// must copy it or hold its own reference. Send must not block and
+	// must not call back into the bridge's Input for the same port.
+	// It reports whether the frame was queued.
+	Send(hdr, payload []byte) bool
+}
+
+// Config configures a bridge.
+type Config struct {
+	MAC     gnet.MAC      // the bridge's (and host port's) address
+	MTU     int           // default 1500
+	AgeTime time.Duration // FDB entry lifetime, default 300 s (802.1D default)
+	FDBSize int           // FDB slots, rounded up to a power of two; default 4096
+	// Now returns a monotonic time in nanoseconds; default time-based.
+	// Tests inject a fake clock.
+	Now func() int64
+}
+
+// PortVLANs is a port's 802.1Q membership.
+type PortVLANs struct {
+	PVID     uint16   // VLAN of untagged ingress; 0 = drop untagged
+	Untagged []uint16 // member VLANs sent untagged
+	Tagged   []uint16 // member VLANs sent tagged
+}
+
+// DefaultVLANs makes a port an untagged member of VLAN 1 with PVID 1, the
+// VLAN-unaware behaviour (Linux's default_pvid).
+var DefaultVLANs = PortVLANs{PVID: 1, Untagged: []uint16{1}}
+
+// PortStats are per-port counters.
+type PortStats struct {
+	RxFrames, RxBytes atomic.Uint64 // accepted on ingress
+	TxFrames, TxBytes atomic.Uint64 // handed to the Link
+	TxDropped         atomic.Uint64 // Link refused (TX ring full)
+}
+
+// Stats are bridge-wide counters.
+type Stats struct {
+	Forwarded atomic.Uint64 // frames sent to exactly one known port
+	Flooded   atomic.Uint64 // frames flooded
+	FDBFull   atomic.Uint64
+	Drops     [numReasons]atomic.Uint64
+}
+
+// Dropped returns the drop counter for r.
+func (s *Stats) Dropped(r Reason) uint64 { return s.Drops[r].Load() }
+
+type port struct {
+	link    Link
+	scratch [ethHdrLen + tagLen]byte // egress header when a tag is added/changed
+	stats   PortStats
+}
+
+// vlanTable is an immutable configuration snapshot.
+type vlanTable struct {
+	pvid     [MaxPorts]uint16
+	members  [MaxVID + 1]uint64 // VID -> ports that are members
+	untagged [MaxVID + 1]uint64 // VID -> ports that send it untagged
+}
+
+// Bridge is a learning bridge. Input may be called concurrently for
+// different ports; calls for one port must be serialised (which the NIC
+// Handler contract guarantees).
+type Bridge struct {
+	mac   gnet.MAC
+	macK  uint64
+	mtu   int
+	now   func() int64
+	fdb   *fdb
+	vlans atomic.Pointer[vlanTable]
+	up    atomic.Uint64 // ports whose link is up and that forward
+	nport atomic.Int32
+	host  atomic.Int32 // host port number, -1 if none
+
+	cfgMu sync.Mutex // serialises configuration writers
+	ports [MaxPorts]*port
+
+	Stats Stats
+}
+
+// New creates a bridge with no ports.
+func New(c Config) (*Bridge, error) {
+	if c.MAC.IsMulticast() || c.MAC.IsZero() {
+		return nil, fmt.Errorf("bridge: MAC %v is not a unicast address", c.MAC)
+	}
+	if c.MTU == 0 {
+		c.MTU = gnet.DefaultMTU
+	}
+	if c.MTU < 68 || c.MTU > gnet.RxBufSize-ethHdrLen-tagLen {
+		return nil, fmt.Errorf("bridge: MTU %d out of range", c.MTU)
+	}
+	if c.AgeTime == 0 {
+		c.AgeTime = 300 * time.Second
+	}
+	if c.AgeTime < 0 {
+		return nil, errors.New("bridge: negative AgeTime")
+	}
+	if c.FDBSize == 0 {
+		c.FDBSize = 4096
+	}
+	if c.FDBSize < maxProbe || c.FDBSize > 1<<20 {
+		return nil, fmt.Errorf("bridge: FDBSize %d out of range", c.FDBSize)
+	}
+	if c.Now == nil {
+		start := time.Now()
+		c.Now = func() int64 { return int64(time.Since(start)) }
+	}
+	b := &Bridge{
+		mac:  c.MAC,
+		macK: fdbKey(0, c.MAC[:]),
+		mtu:  c.MTU,
+		now:  c.Now,
+		fdb:  newFDB(c.FDBSize, int64(c.AgeTime), rand.Uint64()),
+	}
+	b.vlans.Store(new(vlanTable))
+	b.host.Store(-1)
+	return b, nil
+}
+
+// MAC returns the bridge's address.
+func (b *Bridge) MAC() gnet.MAC { return b.mac }
+
+// AddPort adds a port with the given VLAN membership, link down. It
+// returns the port number to pass to Input and SetLink.
+func (b *Bridge) AddPort(l Link, v PortVLANs) (int, error) {
+	if l == nil {
+		return -1, errors.New("bridge: nil Link")
+	}
+	b.cfgMu.Lock()
+	defer b.cfgMu.Unlock()
+	n := int(b.nport.Load())
+	if n >= MaxPorts {
+		return -1, fmt.Errorf("bridge: more than %d ports", MaxPorts)
+	}
+	t, err := b.withVLANs(n, v)
+	if err != nil {
+		return -1, err
+	}
+	b.ports[n] = &port{link: l}
+	b.vlans.Store(t)
+	b.nport.Store(int32(n + 1))
+	return n, nil
+}
+
+// SetVLANs replaces port p's VLAN membership. Stations learned on p are
+// forgotten.
+func (b *Bridge) SetVLANs(p int, v PortVLANs) error {
+	b.cfgMu.Lock()
+	defer b.cfgMu.Unlock()
+	if p < 0 || p >= int(b.nport.Load()) {
+		return fmt.Errorf("bridge: no port %d", p)
+	}
+	t, err := b.withVLANs(p, v)
+	if err != nil {
+		return err
+	}
+	b.vlans.Store(t)
+	b.fdb.flushPort(uint8(p))
+	return nil
+}
+
+// withVLANs returns a copy of the current table with port p's membership
+// replaced by v.
+func (b *Bridge) withVLANs(p int, v PortVLANs) (*vlanTable, error) {
+	if v.PVID > MaxVID {
+		return nil, fmt.Errorf("bridge: PVID %d out of range", v.PVID)
+	}
+	t := new(vlanTable)
+	*t = *b.vlans.Load()
+	bit := uint64(1) << p
+	for vid := range t.members {
+		t.members[vid] &^= bit
+		t.untagged[vid] &^= bit
+	}
+	for _, vid := range v.Tagged {
+		if vid == 0 || vid > MaxVID {
+			return nil, fmt.Errorf("bridge: VID %d out of range 1..%d", vid, MaxVID)
+		}
+		t.members[vid] |= bit
+	}
+	for _, vid := range v.Untagged {
+		if vid == 0 || vid > MaxVID {
+			return nil, fmt.Errorf("bridge: VID %d out of range 1..%d", vid, MaxVID)
+		}
+		if t.members[vid]&bit != 0 && t.untagged[vid]&bit == 0 {
+			return nil, fmt.Errorf("bridge: VID %d both tagged and untagged", vid)
+		}
+		t.members[vid] |= bit
+		t.untagged[vid] |= bit
+	}
+	if v.PVID != 0 && t.members[v.PVID]&bit == 0 {
+		return nil, fmt.Errorf("bridge: PVID %d is not a member VLAN", v.PVID)
+	}
+	t.pvid[p] = v.PVID
+	return t, nil
+}
+
+// SetLink marks port p forwarding (up) or not. Going down forgets the
+// stations learned on p, so traffic to them floods until relearned.
+func (b *Bridge) SetLink(p int, up bool) error {
+	if p < 0 || p >= int(b.nport.Load()) {
+		return fmt.Errorf("bridge: no port %d", p)
+	}
+	bit := uint64(1) << p
+	for {
+		old := b.up.Load()
+		nw := old &^ bit
+		if up {
+			nw |= bit
+		}
+		if b.up.CompareAndSwap(old, nw) {
+			break
+		}
+	}
+	if !up {
+		b.fdb.flushPort(uint8(p))
+	}
+	return nil
+}
+
+// PortStats returns port p's counters (nil for an unknown port).
+func (b *Bridge) PortStats(p int) *PortStats {
+	if p < 0 || p >= int(b.nport.Load()) {
+		return nil
+	}
+	return &b.ports[p].stats
+}
+
+// FDBEntries counts the live learned stations.
+func (b *Bridge) FDBEntries() int { return b.fdb.entries(b.now()) }
+
+// Lookup returns the port a station is learned on in VLAN vid.
+func (b *Bridge) Lookup(vid uint16, mac gnet.MAC) (int, bool) {
+	return b.fdb.learnLookup(0, false, 0, fdbKey(vid, mac[:]), true, b.now())
+}
+
+func (b *Bridge) drop(r Reason) { b.Stats.Drops[r].Add(1) }
+
+// isLinkLocal reports 01:80:C2:00:00:00..0F, the IEEE 802.1D reserved
+// group addresses a bridge must not forward.
+func isLinkLocal(d []byte) bool {
+	return d[0] == 0x01 && d[1] == 0x80 && d[2] == 0xc2 && d[3] == 0 && d[4] == 0 && d[5]&0xf0 == 0
+}
+
+// Input bridges one frame received on port in. The frame is only read
+// during the call; the caller keeps ownership of its memory.
+func (b *Bridge) Input(in int, frame []byte) {
+	if in < 0 || in >= int(b.nport.Load()) {
+		b.drop(ReasonNoPort)
+		return
+	}
+	p := b.ports[in]
+	f, r, ok := Parse(frame, b.mtu)
+	if !ok {
+		b.drop(r)
+		return
+	}
+	bit := uint64(1) << in
+	up := b.up.Load()
+	if up&bit == 0 {
+		b.drop(ReasonPortDown)
+		return
+	}
+	t := b.vlans.Load()
+	vid := f.VID()
+	if vid == 0 {
+		vid = t.pvid[in]
+		if vid == 0 {
+			b.drop(ReasonVLANFiltered)
+			return
+		}
+	}
+	if t.members[vid]&bit == 0 {
+		b.drop(ReasonVLANFiltered)
+		return
+	}
+	host := int(b.host.Load())
+	src := fdbKey(0, frame[6:12])
+	if src == b.macK && in != host {
+		b.drop(ReasonOwnSource)
+		return
+	}
+	p.stats.RxFrames.Add(1)
+	p.stats.RxBytes.Add(uint64(len(frame)))
+
+	dst := frame[0:6]
+	mcast := dst[0]&1 != 0
+	lookup := !mcast
+	toHost := false
+	if !mcast && fdbKey(0, dst) == b.macK {
+		toHost, lookup = true, false
+	}
+	out, known := b.fdb.learnLookup(src|uint64(vid)<<48, in != host, uint8(in), fdbKey(vid, dst), lookup, b.now())
+
+	switch {
+	case mcast && isLinkLocal(dst):
+		if host < 0 || in == host || up&(uint64(1)<<host) == 0 {
+			b.drop(ReasonLinkLocal)
+			return
+		}
+		b.send(t, host, vid, &f, frame, p)
+		return
+	case toHost:
+		if host < 0 || t.members[vid]&(uint64(1)<<host) == 0 {
+			b.drop(ReasonVLANFiltered)
+			return
+		}
+		if in == host {
+			b.drop(ReasonHairpin)
+			return
+		}
+		if up&(uint64(1)<<host) == 0 {
+			b.drop(ReasonPortDown)
+			return
+		}
+		b.Stats.Forwarded.Add(1)
+		b.send(t, host, vid, &f, frame, p)
+		return
+	case known:
+		if out == in {
+			b.drop(ReasonHairpin)
+			return
+		}
+		ob := uint64(1) << out
+		if t.members[vid]&ob != 0 && up&ob != 0 {
+			b.Stats.Forwarded.Add(1)
+			b.send(t, out, vid, &f, frame, p)
+			return
+		}
+		// Learned port left the VLAN or went down: flood instead.
+	}
+	mask := t.members[vid] & up &^ bit
+	b.Stats.Flooded.Add(1)
+	for mask != 0 {
+		o := bits.TrailingZeros64(mask)
+		mask &= mask - 1
+		b.send(t, o, vid, &f, frame, p)
+	}
+}
+
+// send emits frame on port o in VLAN vid, tagging or untagging as o's
+// membership requires. in is the ingress port, whose scratch header is
+// free to use (Input is serialised per ingress port).
+func (b *Bridge) send(t *vlanTable, o int, vid uint16, f *Frame, frame []byte, in *port) {
+	q := b.ports[o]
+	var hdr []byte
+	payload := frame[f.Rest:]
+	switch {
+	case t.untagged[vid]&(uint64(1)<<o) != 0:
+		hdr = frame[0:12]
+	case f.Tagged && f.TCI&vidMask == vid:
+		hdr = frame[0:16]
+	default:
+		// Add a tag, or rewrite a priority tag's VID; keep PCP and DEI.
+		copy(in.scratch[0:12], frame[0:12])
+		binary.BigEndian.PutUint16(in.scratch[12:14], tpid8021Q)
+		binary.BigEndian.PutUint16(in.scratch[14:16], f.TCI&^vidMask|vid)
+		hdr = in.scratch[0:16]
+	}
+	if q.link.Send(hdr, payload) {
+		q.stats.TxFrames.Add(1)
+		q.stats.TxBytes.Add(uint64(len(hdr) + len(payload)))
+	} else {
+		q.stats.TxDropped.Add(1)
+	}
+}
