@@ -63,6 +63,7 @@ const (
 	sysGowrtIRQ        = 4901 // gowrt: interrupt line control (irqOp*)
 	sysGowrtIRQWait    = 4902 // gowrt: block until a line fires
 	sysGowrtIdleStats  = 4903 // gowrt: idle-window counters
+	sysGowrtCrash      = 4904 // gowrt: fault inside the trap handler (only with the ktest switch)
 	firstLinuxSyscall  = 4000
 	lastTrackedSyscall = 4511
 )
@@ -111,7 +112,7 @@ func Classify(nr uint32) (Disposition, uint32) {
 		sysEpollCtl, sysEpollPwait, sysEventfd2, sysEpollCreate1,
 		sysClockGettime, sysClockGettime64, sysClockGetres, sysTgkill,
 		sysKill, sysGetrandom, sysGowrtInfo, sysGowrtIRQ,
-		sysGowrtIRQWait, sysGowrtIdleStats:
+		sysGowrtIRQWait, sysGowrtIdleStats, sysGowrtCrash:
 		return Handled, 0
 	case sysOpen, sysOpenat, sysStat64, sysLstat64:
 		// No file system: the runtime's cgroup and hugepage probes and

@@ -333,6 +333,8 @@ func (k *kstate) parseBootArgs(argc, argv, envp uintptr) {
 			k.flags |= kfNaiveIdle
 		case strEq(a, n, "knosig"):
 			k.flags |= kfNoSig
+		case strEq(a, n, "ktest"):
+			k.flags |= kfTest
 		default:
 			return false
 		}
@@ -364,7 +366,7 @@ func (k *kstate) forEachToken(f func(a, n uintptr) bool) {
 
 //go:nosplit
 func isKernelToken(a, n uintptr) bool {
-	return strEq(a, n, "ktrace") || strEq(a, n, "kidle=naive") || strEq(a, n, "knosig")
+	return strEq(a, n, "ktrace") || strEq(a, n, "kidle=naive") || strEq(a, n, "knosig") || strEq(a, n, "ktest")
 }
 
 //go:nosplit

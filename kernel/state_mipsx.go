@@ -170,4 +170,5 @@ const (
 	kfTrace     = 1 << iota // print every system call
 	kfNaiveIdle             // do not register the idle window (tests the race)
 	kfNoSig                 // do not deliver signals (asyncpreemptoff)
+	kfTest                  // allow the deliberate kernel-fault call (tests)
 )

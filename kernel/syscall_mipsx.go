@@ -183,6 +183,14 @@ func (k *kstate) syscall(fr *frame) (fast, yield bool) {
 		k.irqWait(fr, t, a0)
 	case sysGowrtIdleStats:
 		k.idleStats(fr, uintptr(a0))
+	case sysGowrtCrash:
+		if k.flags&kfTest == 0 {
+			fail(fr, ePERM)
+			break
+		}
+		// Touch an unmapped kseg2 address from trap context: the nested
+		// exception path must dump registers and halt.
+		ok(fr, *mem32(uintptr(a0)))
 	default:
 		d, errno := Classify(nr)
 		if d == Unknown {

@@ -34,10 +34,13 @@ func TestSelftest(t *testing.T) {
 				got[m[2]] = m[1]
 			}
 			for _, c := range []string{"goroutines", "mutex", "gc", "sleep", "ticker", "select", "rand",
-				"nilderef", "preempt", "fmt", "maps", "waitgroup", "args", "walltime", "mmap", "nilpage"} {
+				"nilderef", "preempt", "fmt", "maps", "waitgroup", "args", "walltime", "mmap", "nilpage", "sigbus", "unknown"} {
 				if got[c] != "PASS" {
 					t.Errorf("%s -m %d: check %s: %q", board, mem, c, got[c])
 				}
+			}
+			if n := strings.Count(r.out, "gowrt: unimplemented system call 4499"); n != 1 {
+				t.Errorf("%s -m %d: unknown system call logged %d times, want once", board, mem, n)
 			}
 			if r.code != 0 || !strings.Contains(r.out, "selftest: done 0 failed") {
 				t.Errorf("%s -m %d: exit %d\n%s", board, mem, r.code, r.out)
@@ -116,5 +119,36 @@ func TestConsoleRead(t *testing.T) {
 		}()
 		r := bootIn(t, board, img, 32, "echo", pr)
 		r.mustContain(t, `echo: "ping from the host\n" <nil>`)
+	}
+}
+
+// TestSIGILL: a reserved instruction in Go code reaches the runtime as
+// SIGILL with the right PC and code; Go treats SIGILL as fatal (as on
+// Linux), so the program ends with the runtime's own message and trace.
+func TestSIGILL(t *testing.T) {
+	for _, board := range arches {
+		img := buildImage(t, board, selftest)
+		r := boot(t, board, img, 32, "sigill", icount...)
+		r.mustContain(t, "SIGILL: illegal instruction", "sigcode=1", "main.illegal()", "instruction bytes:")
+		if r.code != 2 {
+			t.Errorf("%s: exit %d, want 2", board, r.code)
+		}
+	}
+}
+
+// TestKernelFault: an exception inside the kernel's trap handler (here a
+// deliberate load from an unmapped kseg2 address, allowed only with the
+// ktest switch) prints both register sets and halts; it never continues.
+func TestKernelFault(t *testing.T) {
+	for _, board := range arches {
+		img := buildImage(t, board, selftest)
+		r := boot(t, board, img, 32, "ktest kcrash", icount...)
+		r.mustContain(t, "gowrt: fatal: exception in kernel trap context", "badvaddr 0xdead0000", "interrupted context:")
+		if strings.Contains(r.out, "still alive") || r.code != 139 {
+			t.Errorf("%s: kernel fault did not halt (exit %d)\n%s", board, r.code, r.out)
+		}
+		// Without the switch the call is refused.
+		r = boot(t, board, img, 32, "kcrash", icount...)
+		r.mustContain(t, "still alive")
 	}
 }

@@ -51,6 +51,8 @@ var checks = []check{
 	{"walltime", wallTime},
 	{"mmap", mmapSemantics},
 	{"nilpage", nilPage},
+	{"sigbus", sigbus},
+	{"unknown", unknownSyscall},
 }
 
 func main() {
@@ -81,6 +83,14 @@ func main() {
 			// Blocking console read: woken by the UART receive interrupt.
 			line, err := bufio.NewReader(os.Stdin).ReadString('\n')
 			fmt.Printf("echo: %q %v\n", line, err)
+		case a == "sigill":
+			// The runtime treats SIGILL as fatal (sigtab: _SigThrow), as
+			// on Linux; the boot test checks its message and trace.
+			illegal()
+		case a == "kcrash":
+			fmt.Println("selftest: asking the kernel to fault in trap context")
+			syscall.Syscall(4904, 0xdead0000, 0, 0)
+			fmt.Println("selftest: still alive after a kernel fault")
 		case a == "panic":
 			var wg sync.WaitGroup
 			wg.Add(1)
@@ -522,6 +532,38 @@ func munmap(p *byte, n uintptr) error {
 	_, _, e := syscall.Syscall(syscall.SYS_MUNMAP, uintptr(unsafe.Pointer(p)), n, 0)
 	if e != 0 {
 		return e
+	}
+	return nil
+}
+
+// sigbus: an unaligned word load raises AdEL, delivered as SIGBUS and turned
+// into a recoverable panic (with SetPanicOnFault, as for any non-nil fault).
+func sigbus() (err error) {
+	buf := make([]uint32, 4)
+	p := (*uint32)(unsafe.Add(unsafe.Pointer(&buf[0]), 1))
+	old := debug.SetPanicOnFault(true)
+	defer debug.SetPanicOnFault(old)
+	defer func() {
+		r := recover()
+		a, ok := r.(interface{ Addr() uintptr })
+		if !ok || a.Addr() != uintptr(unsafe.Pointer(p)) {
+			err = fmt.Errorf("recovered %v, want a memory fault at %p", r, p)
+		}
+	}()
+	_ = loadWord(p)
+	return errors.New("unaligned load did not fault")
+}
+
+//go:noinline
+func loadWord(p *uint32) uint32 { return *p }
+
+// unknownSyscall: an unknown number gets ENOSYS every time (the kernel logs
+// it once; the boot test counts the log lines).
+func unknownSyscall() error {
+	for i := 0; i < 3; i++ {
+		if _, _, e := syscall.Syscall(4499, 0, 0, 0); e != syscall.ENOSYS {
+			return fmt.Errorf("unknown system call returned %v, want ENOSYS", e)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,5 @@
+//go:build mips || mipsle
+
+package main
+
+func illegal()
