@@ -1,0 +1,118 @@
+//go:build linux
+
+package tap
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	gnet "github.com/gowrt/gowrt/net"
+)
+
+// NIC is a TAP device behind the gowrt NIC contract. Received frames are
+// read straight into gVisor views (no copy); frames to send are written
+// with one write per frame (a multi-segment frame is gathered into a
+// per-NIC buffer first, as a MAC without scatter-gather would).
+type NIC struct {
+	dev *Dev
+	mac gnet.MAC
+	mtu int
+
+	mu      sync.Mutex // serialises Transmit's use of flat
+	flat    []byte
+	started atomic.Bool
+	done    chan struct{}
+
+	RxFrames, RxDropped, TxFrames, TxErrors atomic.Uint64
+}
+
+var _ gnet.NIC = (*NIC)(nil)
+
+// NewNIC wraps dev; mac is the station address the NIC claims (the Linux
+// side of a TAP device has its own).
+func NewNIC(dev *Dev, mac gnet.MAC) *NIC {
+	return &NIC{dev: dev, mac: mac, mtu: gnet.DefaultMTU,
+		flat: make([]byte, gnet.RxBufSize), done: make(chan struct{})}
+}
+
+func (n *NIC) MACAddress() gnet.MAC            { return n.mac }
+func (n *NIC) MTU() int                        { return n.mtu }
+func (n *NIC) Capabilities() gnet.Capabilities { return 0 }
+func (n *NIC) Link() gnet.LinkState {
+	return gnet.LinkState{Up: true, SpeedMbps: 1000, FullDuplex: true}
+}
+func (n *NIC) String() string { return "tap " + n.dev.name }
+
+// Start implements gnet.NIC: a goroutine reads frames and delivers them.
+func (n *NIC) Start(h gnet.Handler) error {
+	if !n.started.CompareAndSwap(false, true) {
+		return fmt.Errorf("tap %s: already started", n.dev.name)
+	}
+	h.LinkChanged(n.Link())
+	go n.rx(h)
+	return nil
+}
+
+func (n *NIC) rx(h gnet.Handler) {
+	defer close(n.done)
+	for {
+		v := gnet.NewRxView()
+		buf := v.AsSlice()
+		k, err := n.dev.Read(buf[:cap(buf)])
+		if err != nil {
+			v.Release()
+			if errors.Is(err, os.ErrClosed) {
+				return
+			}
+			n.RxDropped.Add(1)
+			continue
+		}
+		if k < gnet.EthHeaderLen {
+			v.Release()
+			n.RxDropped.Add(1)
+			continue
+		}
+		v.CapLength(k)
+		n.RxFrames.Add(1)
+		h.Receive(v)
+	}
+}
+
+// Transmit implements gnet.NIC. The write completes before it returns, so
+// the buffer is released at once.
+func (n *NIC) Transmit(b gnet.TxBuf) error {
+	segs := b.Segments()
+	if b.Len() > gnet.EthHeaderLen+gnet.VLANTagLen+n.mtu {
+		return fmt.Errorf("tap %s: frame of %d bytes exceeds MTU %d", n.dev.name, b.Len(), n.mtu)
+	}
+	var err error
+	if len(segs) == 1 {
+		_, err = n.dev.Write(segs[0])
+	} else {
+		n.mu.Lock()
+		f := n.flat[:0]
+		for _, s := range segs {
+			f = append(f, s...)
+		}
+		_, err = n.dev.Write(f)
+		n.mu.Unlock()
+	}
+	if err != nil {
+		n.TxErrors.Add(1)
+		return fmt.Errorf("tap %s: write: %w", n.dev.name, err)
+	}
+	n.TxFrames.Add(1)
+	b.Release()
+	return nil
+}
+
+// Stop implements gnet.NIC: it closes the device and waits for the reader.
+func (n *NIC) Stop() {
+	_ = n.dev.Close()
+	if n.started.Load() {
+		<-n.done
+	}
+}
