@@ -171,7 +171,9 @@ func boot(argc, argv, envp, memsize uint32) (sp, status uint32) {
 
 	// Clock: calibrate Count against the i8254 (10 ms), wall time from
 	// the RTC.
+	c0 := readCount()
 	k.setClockRate(calibrate())
+	k.calibTicks = readCount() - c0
 	k.wallSec = malta.RTCUnix()
 
 	// Arguments: QEMU's argv[1] is the -append string; env holds rngseed.
@@ -219,7 +221,7 @@ func boot(argc, argv, envp, memsize uint32) (sp, status uint32) {
 }
 
 // calibrate measures the Count frequency against the i8254 (PITHz): the
-// median of five 4 ms windows, so one host-scheduling hiccup under
+// median of five 2 ms windows, so one host-scheduling hiccup under
 // emulation does not skew the clock.
 //
 //go:nosplit
@@ -227,7 +229,7 @@ func calibrate() uint32 {
 	malta.PITStart()
 	var r [5]uint32
 	for w := 0; w < len(r); w++ {
-		hz, ok := calibrateWindow(malta.PITHz / 250)
+		hz, ok := calibrateWindow(malta.PITHz / 500)
 		if !ok {
 			return 166_666_667 // QEMU 7.2's rate (reference §5.5); no PIT answered
 		}

@@ -16,7 +16,7 @@ type Info struct {
 	Switches   uint32
 	Signals    uint32
 	PageFaults uint32
-	BootToMain uint32 // ns from entry to the first instruction of the runtime
+	Calibrate  uint32 // ns of boot spent calibrating the clock
 	Uptime     uint64 // ns
 }
 

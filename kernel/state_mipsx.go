@@ -152,7 +152,7 @@ type kstate struct {
 	flags      uint32 // kernel command-line switches (kf*)
 	exitCode   int32
 	bootCount  uint32 // Count at entry
-	mainCount  uint64
+	calibTicks uint32 // Count ticks spent calibrating the clock at boot
 	stats      kstats
 	ramSize    uint32
 	boardName  [16]byte

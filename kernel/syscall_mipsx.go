@@ -427,7 +427,7 @@ func (k *kstate) info(fr *frame, buf uintptr, size uint32) {
 	in.Switches = k.stats.switches
 	in.Signals = k.stats.signals
 	in.PageFaults = k.stats.pageFaults
-	in.BootToMain = uint32(k.mainCount)
+	in.Calibrate = uint32(uint64(k.calibTicks) * uint64(k.mult24) >> 24)
 	in.Uptime = uint64(k.nanotime())
 	if !k.copyOut(buf, uintptrOfInfo(&in), uintptr(size)) {
 		fail(fr, eFAULT)
