@@ -27,6 +27,7 @@ type row struct {
 	sample, minstrel, fixed, genie     float64
 	fixedName                          string
 	sampleProbes, minProbes, anomalies uint64
+	overlong                           uint64
 }
 
 func scoreboard(t *testing.T, scale float64, seeds []uint64) []row {
@@ -63,6 +64,7 @@ func scoreboard(t *testing.T, scale float64, seeds []uint64) []row {
 			an := s.Anomalies()
 			am := m.Anomalies()
 			r.anomalies += an.Total() + am.Total()
+			r.overlong += rs.Overlong + rm.Overlong
 		}
 	}
 	return rows
@@ -70,7 +72,7 @@ func scoreboard(t *testing.T, scale float64, seeds []uint64) []row {
 
 func render(rows []row) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-22s %9s %11s %10s %9s %8s  %s\n", "scenario (Mb/s)", "sample", "minstrel_ht", "best-fixed", "genie", "s/fixed", "best fixed rate")
+	fmt.Fprintf(&b, "%-22s %9s %11s %10s %9s %8s  %s\n", "scenario (Mb/s)", "sample", "minstrel_ht", "best-fixed", "genie", "s/fixed", "best fixed rate (1st seed)")
 	var ss, sm float64
 	for _, r := range rows {
 		fmt.Fprintf(&b, "%-22s %9.1f %11.1f %10.1f %9.1f %7.1f%%  %s\n", r.name, r.sample, r.minstrel, r.fixed, r.genie, 100*r.sample/r.fixed, r.fixedName)
@@ -89,6 +91,9 @@ func check(t *testing.T, rows []row) {
 		sm += r.minstrel
 		if strings.HasPrefix(r.name, "static") && r.sample < 0.95*r.fixed {
 			t.Errorf("%s: sample %.1f Mb/s is below 95%% of the best fixed rate (%.1f)", r.name, r.sample, r.fixed)
+		}
+		if r.overlong != 0 {
+			t.Errorf("%s: %d A-MPDUs went out longer than 4 ms", r.name, r.overlong)
 		}
 		if r.anomalies != 0 {
 			t.Errorf("%s: %d completion anomalies from the simulator", r.name, r.anomalies)

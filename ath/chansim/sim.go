@@ -22,7 +22,11 @@ type Result struct {
 	Probes    uint64
 	Dropped   uint64 // MPDUs dropped after SoftRetries
 	Anomalies uint64
-	Duration  time.Duration
+	// Overlong counts A-MPDU transmissions longer than the 4 ms limit at
+	// the rate they went out at (a too-long aggregate retried at a slower
+	// rate by the hardware).
+	Overlong uint64
+	Duration time.Duration
 }
 
 // Mbps returns the goodput in Mb/s.
@@ -273,6 +277,9 @@ func (l *Link) exchange(now int64, d *rate.Decision, fr []entry, psdu int, ampdu
 			}
 			try++
 			long++
+			if ampdu && dur > agg.DefaultLimitUs {
+				l.res.Overlong++
+			}
 			if long > 64 {
 				break
 			}

@@ -25,7 +25,8 @@
 //     16 + 2·avg_ampdu_len frames, 8 probes per group per interval, no
 //     probes of rates above 95 % or of slower rates unless skipped 20
 //     times; probes are single MPDUs with one try (ath9k does not
-//     aggregate rate-control probes);
+//     aggregate rate-control probes); Linux asks for a rate per MPDU, so
+//     sample_wait is counted in MPDUs although Pick is called per A-MPDU;
 //   - "sudden death": more than 30 attempts below 20 % on max_tp_rate
 //     downgrades it to the best rate of the next lower stream group.
 //
@@ -440,7 +441,31 @@ func (n *Node) Pick(now time.Duration, queued, head int, d *rate.Decision) {
 	if !n.started {
 		n.started, n.lastUpdate = true, now
 	}
+	if head < 1 {
+		head = 1
+	}
+	// Linux asks minstrel_ht for a rate once per MPDU and counts
+	// sample_wait in MPDUs; we are asked once per aggregate, so the
+	// aggregate's MPDUs are charged to sample_wait here.
+	nf := 1
+	if n.t.HT {
+		q := queued
+		if q > n.t.MaxAMPDU {
+			q = n.t.MaxAMPDU
+		}
+		nf = q / head
+		if nf < 1 {
+			nf = 1
+		} else if nf > 64 {
+			nf = 64
+		}
+	}
 	k := 0
+	if n.sampleWait >= nf {
+		n.sampleWait -= nf - 1 // sampleRate takes the last one
+	} else {
+		n.sampleWait = 0
+	}
 	if s := n.sampleRate(); s >= 0 {
 		d.Series[0] = rate.Series{Rix: uint8(n.rs(s).rix), Tries: 1}
 		d.Probe = true
@@ -453,9 +478,6 @@ func (n *Node) Pick(now time.Duration, queued, head int, d *rate.Decision) {
 		if k == rate.MaxSeries {
 			break
 		}
-	}
-	if head < 1 {
-		head = 1
 	}
 	d.ReqBytes = head
 	if n.t.HT && !d.Probe {

@@ -29,11 +29,25 @@
 //   - Each rate in a multi-rate exchange is charged only its own tries
 //     (with the backoff those retries really had); RTS attempts that drew
 //     no CTS are charged the RTS exchange, not a data transmission.
-//   - Probes are chosen round-robin among neighbouring arms (±2 per-stream
-//     MCS at any stream count, at most twice the current nominal rate,
-//     one bin up or down), never the current arm.
-//   - Statistics older than MaxAge restart their average instead of
-//     dragging an old channel into the new one.
+//   - Probes are chosen round-robin among neighbouring arms: rates within
+//     ±2 per-stream MCS at any stream count and at most twice the current
+//     nominal rate, in the current bin, plus the current rate one bin up
+//     or down. A probe gets one try and falls back to the current rate in
+//     the same exchange (its aggregate is sized so the current rate can
+//     carry it), so a failed probe costs one PPDU, not a lost aggregate.
+//     An arm measured worse than the current one at least twice is not
+//     probed again for Reprobe (1 s).
+//   - The EWMAs weigh each report by its airtime against a time constant
+//     (100 ms, at most 25 % per report), so long aggregates and single
+//     TCP ACKs move the averages at the same rate per second of airtime.
+//   - Statistics older than MaxAge (1 s) restart their average instead of
+//     dragging an old channel into the new one; successive failures older
+//     than StaleFailure (1 s; FreeBSD uses 10 s) no longer shun a rate.
+//
+// Defaults: Smoothing 75, MinPackets 4, SampleRate 10 %, MaxFailures 3,
+// 4 tries on the first series of an aggregate (3 for single MPDUs), 5 %
+// hysteresis before the current arm changes. They were chosen on the
+// chansim scoreboard, not per scenario.
 //
 // A Node is one peer's state. It is not safe for concurrent use; Pick and
 // Complete allocate nothing.
@@ -71,6 +85,7 @@ func BinOf(size int) int {
 type Config struct {
 	Smoothing      int           // % weight on history in the EWMAs (75)
 	MinPackets     int           // reports averaged plainly before the EWMA (4)
+	MinReports     int           // reports an arm needs before it can become the best (1)
 	SampleRate     int           // % of airtime spent on probes (10)
 	MaxFailures    int           // successive failed exchanges before a rate is shunned (3)
 	StaleFailure   time.Duration // after this, a shunned rate may be probed again (1 s)
@@ -80,7 +95,7 @@ type Config struct {
 	Hysteresis     int           // % a new best arm must beat the current one by (5)
 	ProtectionRTS  bool          // protect every exchange with RTS/CTS
 	AggBins        int           // bins below the queued bin considered for aggregates (2)
-	TriesAggregate uint8         // tries of series 0 for aggregates (2)
+	TriesAggregate uint8         // tries of series 0 for aggregates (4, as FreeBSD's 11n schedules)
 	TriesSingle    uint8         // tries of series 0 for single MPDUs (3)
 }
 
@@ -92,6 +107,7 @@ func (c *Config) defaults() {
 	}
 	def(&c.Smoothing, 75)
 	def(&c.MinPackets, 4)
+	def(&c.MinReports, 1)
 	def(&c.SampleRate, 10)
 	def(&c.MaxFailures, 3)
 	def(&c.Hysteresis, 5)
@@ -109,7 +125,7 @@ func (c *Config) defaults() {
 		c.MaxAge = time.Second
 	}
 	if c.TriesAggregate == 0 {
-		c.TriesAggregate = 2
+		c.TriesAggregate = 4
 	}
 	if c.TriesSingle == 0 {
 		c.TriesSingle = 3
@@ -258,7 +274,7 @@ func (n *Node) best(class, q, head int, now time.Duration) (arm, uint64) {
 				continue
 			}
 			s := &n.st[b][r]
-			if !n.fresh(s, now) || n.shunned(s, now) {
+			if !n.fresh(s, now) || n.shunned(s, now) || int(s.n) < n.cfg.MinReports {
 				continue
 			}
 			if c := s.costPerDelivered(); c < bc {
@@ -353,8 +369,8 @@ func (n *Node) Pick(now time.Duration, queued, head int, d *rate.Decision) {
 	if head < 1 {
 		head = 1
 	}
-	if q < head {
-		q = head
+	if q < head || !n.t.HT {
+		q = head // legacy rates send one MPDU at a time
 	}
 	class := BinOf(q)
 	best, bc := n.best(class, q, head, now)

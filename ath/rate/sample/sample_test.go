@@ -337,3 +337,35 @@ func BenchmarkComplete(b *testing.B) {
 		n.Complete(now, &d, &c)
 	}
 }
+
+func TestLegacyTable(t *testing.T) {
+	caps := rate.Caps{Legacy: []uint32{6000, 9000, 12000, 18000, 24000, 36000, 48000, 54000}}
+	tb, err := rate.NewTable(airtime.FiveGHz(), caps, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := New(tb, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Up to 36 Mb/s (rix 5) delivers; faster rates fail.
+	var d rate.Decision
+	now := time.Duration(0)
+	for i := 0; i < 3000; i++ {
+		n.Pick(now, 100000, 1542, &d)
+		if d.MaxBytes != 0 {
+			t.Fatalf("legacy decision aggregates: %+v", d)
+		}
+		c := complete(&d, func(rix int) float64 {
+			if rix <= 5 {
+				return 1
+			}
+			return 0
+		})
+		n.Complete(now, &d, &c)
+		now += 300 * time.Microsecond
+	}
+	if _, r := n.Current(1542); r != 5 {
+		t.Errorf("legacy current rate rix %d, want 5 (36 Mb/s)", r)
+	}
+}
