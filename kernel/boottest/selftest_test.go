@@ -34,7 +34,7 @@ func TestSelftest(t *testing.T) {
 				got[m[2]] = m[1]
 			}
 			for _, c := range []string{"goroutines", "mutex", "gc", "sleep", "ticker", "select", "rand",
-				"nilderef", "preempt", "fmt", "maps", "waitgroup", "args", "walltime", "mmap", "nilpage", "sigbus", "unknown"} {
+				"nilderef", "preempt", "fmt", "maps", "waitgroup", "args", "walltime", "mmap", "nilpage", "sigbus", "unknown", "divzero"} {
 				if got[c] != "PASS" {
 					t.Errorf("%s -m %d: check %s: %q", board, mem, c, got[c])
 				}
@@ -150,5 +150,34 @@ func TestKernelFault(t *testing.T) {
 		// Without the switch the call is refused.
 		r = boot(t, board, img, 32, "kcrash", icount...)
 		r.mustContain(t, "still alive")
+	}
+}
+
+// TestStackOverflow: unbounded recursion ends in the runtime's own message.
+func TestStackOverflow(t *testing.T) {
+	for _, board := range arches {
+		img := buildImage(t, board, selftest)
+		r := boot(t, board, img, 32, "stackoverflow", icount...)
+		r.mustContain(t, "goroutine stack exceeds", "fatal error: stack overflow")
+		if r.code != 2 {
+			t.Errorf("%s: exit %d, want 2", board, r.code)
+		}
+	}
+}
+
+// TestClockWrap sleeps 70 s of guest time (under -icount the idle time is
+// skipped, so it takes a few host seconds) across several CP0 Count wraps
+// and compares CLOCK_MONOTONIC with the RTC, which follows guest time with
+// -rtc clock=vm.
+func TestClockWrap(t *testing.T) {
+	for _, board := range arches {
+		img := buildImage(t, board, selftest)
+		r := boot(t, board, img, 32, "wrap", append(icount, "-rtc", "clock=vm")...)
+		r.mustContain(t, "PASS wrap")
+		for _, l := range strings.Split(r.out, "\n") {
+			if strings.HasPrefix(l, "wrap:") {
+				t.Logf("%s: %s", board, l)
+			}
+		}
 	}
 }

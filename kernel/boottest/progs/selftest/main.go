@@ -26,6 +26,7 @@ import (
 	"unsafe"
 
 	_ "github.com/gowrt/gowrt/board/malta"
+	soc "github.com/gowrt/gowrt/soc/malta"
 	"github.com/gowrt/gowrt/kernel"
 )
 
@@ -53,6 +54,7 @@ var checks = []check{
 	{"nilpage", nilPage},
 	{"sigbus", sigbus},
 	{"unknown", unknownSyscall},
+	{"divzero", divZero},
 }
 
 func main() {
@@ -83,6 +85,26 @@ func main() {
 			// Blocking console read: woken by the UART receive interrupt.
 			line, err := bufio.NewReader(os.Stdin).ReadString('\n')
 			fmt.Printf("echo: %q %v\n", line, err)
+		case a == "stackoverflow":
+			// The default limit (250 MB on 32-bit) exceeds a 32 MiB
+			// board, which would end in out-of-memory instead.
+			debug.SetMaxStack(4 << 20)
+			fmt.Println(recurse(0))
+		case a == "wrap":
+			// Sleep across several CP0 Count wraps (25.8 s each at QEMU's
+			// rate) and check the monotonic clock against the RTC.
+			r0 := soc.RTCUnix()
+			t0 := time.Now()
+			time.Sleep(70 * time.Second)
+			mono := time.Since(t0)
+			rtc := time.Duration(soc.RTCUnix()-r0) * time.Second
+			fmt.Printf("wrap: slept %v by the monotonic clock, %v by the RTC\n", mono.Round(time.Millisecond), rtc)
+			if d := mono - rtc; d < -2*time.Second || d > 2*time.Second {
+				fmt.Println("FAIL wrap: clocks disagree")
+				failed++
+			} else {
+				fmt.Println("PASS wrap")
+			}
 		case a == "sigill":
 			// The runtime treats SIGILL as fatal (sigtab: _SigThrow), as
 			// on Linux; the boot test checks its message and trace.
@@ -566,4 +588,25 @@ func unknownSyscall() error {
 		}
 	}
 	return nil
+}
+
+var zero = 0
+
+// divZero: integer division by zero is the runtime's recoverable panic.
+func divZero() (err error) {
+	defer func() {
+		r := recover()
+		if re, ok := r.(runtime.Error); !ok || !strings.Contains(re.Error(), "integer divide by zero") {
+			err = fmt.Errorf("recovered %v", r)
+		}
+	}()
+	fmt.Println(1 / zero)
+	return errors.New("no panic")
+}
+
+//go:noinline
+func recurse(n int) int {
+	var pad [64]byte
+	pad[n%64] = byte(n)
+	return recurse(n+1) + int(pad[0])
 }
