@@ -26,8 +26,8 @@ import (
 	"unsafe"
 
 	_ "github.com/gowrt/gowrt/board/malta"
-	soc "github.com/gowrt/gowrt/soc/malta"
 	"github.com/gowrt/gowrt/kernel"
+	soc "github.com/gowrt/gowrt/soc/malta"
 )
 
 type check struct {
