@@ -25,6 +25,9 @@ type NIC struct {
 	flat    []byte
 	started atomic.Bool
 	done    chan struct{}
+	down    atomic.Bool // carrier removed by SetCarrier(false)
+	hmu     sync.Mutex  // serialises LinkChanged calls
+	h       gnet.Handler
 
 	RxFrames, RxDropped, TxFrames, TxErrors atomic.Uint64
 }
@@ -41,7 +44,13 @@ func NewNIC(dev *Dev, mac gnet.MAC) *NIC {
 func (n *NIC) MACAddress() gnet.MAC            { return n.mac }
 func (n *NIC) MTU() int                        { return n.mtu }
 func (n *NIC) Capabilities() gnet.Capabilities { return 0 }
+
+// Link implements gnet.NIC: up at 1000 Mbit/s full duplex unless the
+// cable was pulled with SetCarrier.
 func (n *NIC) Link() gnet.LinkState {
+	if n.down.Load() {
+		return gnet.LinkState{}
+	}
 	return gnet.LinkState{Up: true, SpeedMbps: 1000, FullDuplex: true}
 }
 func (n *NIC) String() string { return "tap " + n.dev.name }
@@ -51,7 +60,10 @@ func (n *NIC) Start(h gnet.Handler) error {
 	if !n.started.CompareAndSwap(false, true) {
 		return fmt.Errorf("tap %s: already started", n.dev.name)
 	}
+	n.hmu.Lock()
+	n.h = h
 	h.LinkChanged(n.Link())
+	n.hmu.Unlock()
 	go n.rx(h)
 	return nil
 }
@@ -75,15 +87,39 @@ func (n *NIC) rx(h gnet.Handler) {
 			n.RxDropped.Add(1)
 			continue
 		}
+		if n.down.Load() {
+			v.Release()
+			n.RxDropped.Add(1)
+			continue
+		}
 		v.CapLength(k)
 		n.RxFrames.Add(1)
 		h.Receive(v)
 	}
 }
 
+// SetCarrier plugs (true) or pulls (false) the simulated cable: the Linux
+// side sees NO-CARRIER, the NIC reports the change to its handler, and
+// while down it neither delivers nor sends frames.
+func (n *NIC) SetCarrier(up bool) error {
+	if err := n.dev.setCarrier(up); err != nil {
+		return err
+	}
+	n.down.Store(!up)
+	n.hmu.Lock()
+	defer n.hmu.Unlock()
+	if n.h != nil {
+		n.h.LinkChanged(n.Link())
+	}
+	return nil
+}
+
 // Transmit implements gnet.NIC. The write completes before it returns, so
 // the buffer is released at once.
 func (n *NIC) Transmit(b gnet.TxBuf) error {
+	if n.down.Load() {
+		return gnet.ErrLinkDown
+	}
 	segs := b.Segments()
 	if b.Len() > gnet.EthHeaderLen+gnet.VLANTagLen+n.mtu {
 		return fmt.Errorf("tap %s: frame of %d bytes exceeds MTU %d", n.dev.name, b.Len(), n.mtu)

@@ -98,3 +98,25 @@ func (d *Dev) Up() error {
 	}
 	return nil
 }
+
+// setCarrier sets the device's carrier as the Linux side sees it.
+func (d *Dev) setCarrier(up bool) error {
+	sc, err := d.f.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("tap: %w", err)
+	}
+	v := 0
+	if up {
+		v = 1
+	}
+	var ierr error
+	if err := sc.Control(func(fd uintptr) {
+		ierr = unix.IoctlSetPointerInt(int(fd), unix.TUNSETCARRIER, v)
+	}); err != nil {
+		return fmt.Errorf("tap: %w", err)
+	}
+	if ierr != nil {
+		return fmt.Errorf("tap: TUNSETCARRIER %s: %w", d.name, ierr)
+	}
+	return nil
+}

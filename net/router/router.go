@@ -1,0 +1,261 @@
+// Package router assembles gowrt's first router from NICs: a LAN bridge
+// (br-lan) over the LAN ports, the router's own gVisor stack on the
+// bridge's host port at 192.168.1.1/24 (OpenWrt's default), a WAN port,
+// ICMP, and an HTTP status page.
+//
+// It knows nothing about hardware: the board hands it net.NIC values —
+// arge MACs behind their models in sim mode, pcnet on QEMU malta, TAP
+// devices in tests — and the same router runs on all of them.
+//
+// LAN↔LAN frames are bridged by net/bridge without entering gVisor; only
+// frames for the router itself reach the stack. The configuration is
+// static for now: DHCP, DNS, NAT, SSH and the config store come later.
+package router
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/bridge"
+
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
+	"gvisor.dev/gvisor/pkg/tcpip/network/arp"
+	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
+	"gvisor.dev/gvisor/pkg/tcpip/stack"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/icmp"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
+)
+
+// DefaultLANAddr is OpenWrt's default LAN address.
+var DefaultLANAddr = netip.MustParsePrefix("192.168.1.1/24")
+
+// Stack NIC numbers.
+const (
+	nicLAN tcpip.NICID = 1
+	nicWAN tcpip.NICID = 2
+)
+
+// Port is one external Ethernet port.
+type Port struct {
+	Name string // "lan1", "wan" …
+	NIC  gnet.NIC
+	// VLANs is the port's 802.1Q membership on br-lan; the zero value
+	// means bridge.DefaultVLANs (untagged VLAN 1).
+	VLANs bridge.PortVLANs
+}
+
+// Config is the router's static configuration.
+type Config struct {
+	Board string // shown on the status page
+	LAN   []Port
+	WAN   *Port // optional
+	// LANAddr is the router's address and LAN prefix (default 192.168.1.1/24).
+	LANAddr netip.Prefix
+	// HostVLANs is the host port's membership on br-lan (default VLAN 1).
+	HostVLANs bridge.PortVLANs
+	// BridgeMAC is br-lan's address (default: the first LAN port's MAC
+	// with the locally-administered bit set, so it differs from the port).
+	BridgeMAC gnet.MAC
+	HTTPPort  uint16 // default 80
+}
+
+// Router is a running router.
+type Router struct {
+	cfg     Config
+	br      *bridge.Bridge
+	host    *bridge.HostNIC
+	lanEP   *gnet.Endpoint
+	wanEP   *gnet.Endpoint
+	s       *stack.Stack
+	ports   []portState
+	srv     *http.Server
+	started time.Time
+
+	mu     sync.Mutex
+	closed bool
+	done   chan struct{}
+}
+
+type portState struct {
+	Port
+	num int // bridge port, -1 for WAN
+}
+
+// Errors from New.
+var ErrConfig = errors.New("router: invalid configuration")
+
+func (c *Config) validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
+	}
+	if len(c.LAN) == 0 {
+		return bad("no LAN ports")
+	}
+	if len(c.LAN) >= bridge.MaxPorts {
+		return bad("%d LAN ports (at most %d)", len(c.LAN), bridge.MaxPorts-1)
+	}
+	names := map[string]bool{}
+	all := c.LAN
+	if c.WAN != nil {
+		all = append(append([]Port(nil), c.LAN...), *c.WAN)
+	}
+	for i, p := range all {
+		if p.NIC == nil {
+			return bad("port %d (%q) has no NIC", i, p.Name)
+		}
+		if p.Name == "" || names[p.Name] {
+			return bad("port %d: empty or duplicate name %q", i, p.Name)
+		}
+		names[p.Name] = true
+	}
+	if !c.LANAddr.IsValid() {
+		c.LANAddr = DefaultLANAddr
+	}
+	if !c.LANAddr.Addr().Is4() || c.LANAddr.Bits() < 8 || c.LANAddr.Bits() > 30 {
+		return bad("LAN address %v: need an IPv4 address with a /8../30 prefix", c.LANAddr)
+	}
+	if c.LANAddr.Masked().Addr() == c.LANAddr.Addr() {
+		return bad("LAN address %v is the network address", c.LANAddr)
+	}
+	if c.HostVLANs.PVID == 0 && len(c.HostVLANs.Untagged) == 0 && len(c.HostVLANs.Tagged) == 0 {
+		c.HostVLANs = bridge.DefaultVLANs
+	}
+	if c.BridgeMAC.IsZero() {
+		c.BridgeMAC = c.LAN[0].NIC.MACAddress()
+		c.BridgeMAC[0] |= 0x02
+		c.BridgeMAC[5] ^= 0x80
+	}
+	if c.HTTPPort == 0 {
+		c.HTTPPort = 80
+	}
+	return nil
+}
+
+// New validates cfg and builds the router without starting any port.
+func New(cfg Config) (*Router, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	br, err := bridge.New(bridge.Config{MAC: cfg.BridgeMAC})
+	if err != nil {
+		return nil, fmt.Errorf("router: br-lan: %w", err)
+	}
+	return &Router{cfg: cfg, br: br, done: make(chan struct{})}, nil
+}
+
+// Bridge returns br-lan.
+func (r *Router) Bridge() *bridge.Bridge { return r.br }
+
+// Stack returns the router's gVisor stack (nil before Start).
+func (r *Router) Stack() *stack.Stack { return r.s }
+
+// Start brings up the stack, br-lan and its ports, and the status page.
+func (r *Router) Start() error {
+	r.started = time.Now()
+	r.s = stack.New(stack.Options{
+		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, arp.NewProtocol},
+		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol, icmp.NewProtocol4},
+	})
+	host, err := r.br.AddHostPort(r.cfg.HostVLANs)
+	if err != nil {
+		return r.fail(fmt.Errorf("router: br-lan host port: %w", err))
+	}
+	r.host = host
+	if r.lanEP, err = r.attach(nicLAN, host); err != nil {
+		return r.fail(err)
+	}
+	a := r.cfg.LANAddr
+	if e := r.s.AddProtocolAddress(nicLAN, tcpip.ProtocolAddress{
+		Protocol: ipv4.ProtocolNumber,
+		AddressWithPrefix: tcpip.AddressWithPrefix{
+			Address: tcpip.AddrFrom4(a.Addr().As4()), PrefixLen: a.Bits()},
+	}, stack.AddressProperties{}); e != nil {
+		return r.fail(fmt.Errorf("router: LAN address: %v", e))
+	}
+	sub, _ := tcpip.NewSubnet(tcpip.AddrFrom4(a.Masked().Addr().As4()),
+		tcpip.MaskFromBytes(netMask(a.Bits())))
+	r.s.SetRouteTable([]tcpip.Route{{Destination: sub, NIC: nicLAN}})
+
+	for _, p := range r.cfg.LAN {
+		v := p.VLANs
+		if v.PVID == 0 && len(v.Untagged) == 0 && len(v.Tagged) == 0 {
+			v = bridge.DefaultVLANs
+		}
+		n, err := r.br.AttachNIC(p.NIC, v)
+		if err != nil {
+			return r.fail(fmt.Errorf("router: %s: %w", p.Name, err))
+		}
+		r.ports = append(r.ports, portState{Port: p, num: n})
+	}
+	if w := r.cfg.WAN; w != nil {
+		if r.wanEP, err = r.attach(nicWAN, w.NIC); err != nil {
+			return r.fail(err)
+		}
+		r.ports = append(r.ports, portState{Port: *w, num: -1})
+	}
+
+	ln, err := gonet.ListenTCP(r.s, tcpip.FullAddress{NIC: nicLAN,
+		Addr: tcpip.AddrFrom4(a.Addr().As4()), Port: r.cfg.HTTPPort}, ipv4.ProtocolNumber)
+	if err != nil {
+		return r.fail(fmt.Errorf("router: status page listener: %w", err))
+	}
+	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		_ = r.srv.Serve(ln)
+		close(r.done)
+	}()
+	return nil
+}
+
+func (r *Router) attach(id tcpip.NICID, nic gnet.NIC) (*gnet.Endpoint, error) {
+	ep, err := gnet.NewEndpoint(nic)
+	if err != nil {
+		return nil, fmt.Errorf("router: endpoint: %w", err)
+	}
+	if e := r.s.CreateNIC(id, ep); e != nil {
+		return nil, fmt.Errorf("router: stack NIC %d: %v", id, e)
+	}
+	if err := ep.BindStack(r.s, id); err != nil {
+		return nil, fmt.Errorf("router: stack NIC %d: %w", id, err)
+	}
+	return ep, nil
+}
+
+func netMask(bits int) []byte {
+	m := uint32(0xffffffff) << (32 - bits)
+	return []byte{byte(m >> 24), byte(m >> 16), byte(m >> 8), byte(m)}
+}
+
+func (r *Router) fail(err error) error {
+	_ = r.Close()
+	return err
+}
+
+// Close stops the status page, the ports and the stack.
+func (r *Router) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	if r.srv != nil {
+		_ = r.srv.Close()
+		<-r.done
+	}
+	for _, p := range r.ports {
+		p.NIC.Stop()
+	}
+	if r.s != nil {
+		r.s.Close()
+		r.s.Wait()
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package router
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// PortStatus is one port's line on the status page.
+type PortStatus struct {
+	Name       string `json:"name"`
+	Role       string `json:"role"` // "lan" or "wan"
+	MAC        string `json:"mac"`
+	LinkUp     bool   `json:"link_up"`
+	SpeedMbps  int    `json:"speed_mbps"`
+	FullDuplex bool   `json:"full_duplex"`
+	RxFrames   uint64 `json:"rx_frames"`
+	RxBytes    uint64 `json:"rx_bytes"`
+	TxFrames   uint64 `json:"tx_frames"`
+	TxBytes    uint64 `json:"tx_bytes"`
+	TxDropped  uint64 `json:"tx_dropped"`
+}
+
+// Status is what the status page shows.
+type Status struct {
+	Board     string       `json:"board"`
+	Uptime    string       `json:"uptime"`
+	LANAddr   string       `json:"lan_addr"`
+	BridgeMAC string       `json:"bridge_mac"`
+	Ports     []PortStatus `json:"ports"`
+	Forwarded uint64       `json:"bridge_forwarded"`
+	Flooded   uint64       `json:"bridge_flooded"`
+	FDB       int          `json:"bridge_fdb_entries"`
+}
+
+// Status returns a snapshot of the router's state.
+func (r *Router) Status() Status {
+	st := Status{
+		Board:     r.cfg.Board,
+		Uptime:    time.Since(r.started).Truncate(time.Second).String(),
+		LANAddr:   r.cfg.LANAddr.String(),
+		BridgeMAC: r.cfg.BridgeMAC.String(),
+		Forwarded: r.br.Stats.Forwarded.Load(),
+		Flooded:   r.br.Stats.Flooded.Load(),
+		FDB:       r.br.FDBEntries(),
+	}
+	for _, p := range r.ports {
+		ls := p.NIC.Link()
+		ps := PortStatus{Name: p.Name, Role: "lan", MAC: p.NIC.MACAddress().String(),
+			LinkUp: ls.Up, SpeedMbps: ls.SpeedMbps, FullDuplex: ls.FullDuplex}
+		if p.num < 0 {
+			ps.Role = "wan"
+		} else if c := r.br.PortStats(p.num); c != nil {
+			ps.RxFrames, ps.RxBytes = c.RxFrames.Load(), c.RxBytes.Load()
+			ps.TxFrames, ps.TxBytes = c.TxFrames.Load(), c.TxBytes.Load()
+			ps.TxDropped = c.TxDropped.Load()
+		}
+		st.Ports = append(st.Ports, ps)
+	}
+	return st
+}
+
+// ServeHTTP serves the status page at / (HTML) and /status.json.
+func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	st := r.Status()
+	switch req.URL.Path {
+	case "/status.json":
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(st)
+	case "/":
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = fmt.Fprint(w, renderHTML(st))
+	default:
+		http.NotFound(w, req)
+	}
+}
+
+// renderHTML formats the page by hand: html/template would pull the
+// reflection-heavy template engine into the firmware image.
+func renderHTML(st Status) string {
+	e := html.EscapeString
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!doctype html>\n<html><head><title>gowrt %s</title></head><body>\n", e(st.Board))
+	fmt.Fprintf(&b, "<h1>gowrt</h1>\n<p>board %s, uptime %s</p>\n", e(st.Board), e(st.Uptime))
+	fmt.Fprintf(&b, "<p>br-lan %s (%s): %d forwarded, %d flooded, %d addresses learned</p>\n",
+		e(st.LANAddr), e(st.BridgeMAC), st.Forwarded, st.Flooded, st.FDB)
+	b.WriteString("<table border=1>\n<tr><th>port</th><th>role</th><th>MAC</th><th>link</th><th>rx frames</th><th>rx bytes</th><th>tx frames</th><th>tx bytes</th><th>tx dropped</th></tr>\n")
+	for _, p := range st.Ports {
+		link := "down"
+		if p.LinkUp {
+			link = fmt.Sprintf("up %d Mbit/s", p.SpeedMbps)
+			if p.FullDuplex {
+				link += " full duplex"
+			}
+		}
+		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td></tr>\n",
+			e(p.Name), p.Role, p.MAC, link, p.RxFrames, p.RxBytes, p.TxFrames, p.TxBytes, p.TxDropped)
+	}
+	b.WriteString("</table>\n</body></html>\n")
+	return b.String()
+}

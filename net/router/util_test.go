@@ -1,0 +1,83 @@
+package router_test
+
+import (
+	"net/http"
+	"net/netip"
+
+	gnet "github.com/gowrt/gowrt/net"
+	"gvisor.dev/gvisor/pkg/buffer"
+)
+
+func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }
+
+// nullNIC is a NIC with no traffic, for configuration tests.
+type nullNIC struct{}
+
+func (*nullNIC) MACAddress() gnet.MAC            { return gnet.MAC{2, 0, 0, 0, 0, 1} }
+func (*nullNIC) MTU() int                        { return gnet.DefaultMTU }
+func (*nullNIC) Capabilities() gnet.Capabilities { return 0 }
+func (*nullNIC) Link() gnet.LinkState            { return gnet.LinkState{} }
+func (*nullNIC) Start(gnet.Handler) error        { return nil }
+func (*nullNIC) Transmit(gnet.TxBuf) error       { return gnet.ErrLinkDown }
+func (*nullNIC) Stop()                           {}
+
+type recorder struct {
+	h    http.Header
+	code int
+}
+
+func (r *recorder) Header() http.Header         { return r.h }
+func (r *recorder) Write(b []byte) (int, error) { return len(b), nil }
+func (r *recorder) WriteHeader(c int)           { r.code = c }
+
+// vlanNIC is a host's NIC on an 802.1Q trunk: it tags every frame it sends
+// with vid and accepts only frames tagged with vid, untagging them.
+type vlanNIC struct {
+	gnet.NIC
+	vid uint16
+}
+
+func (n *vlanNIC) Capabilities() gnet.Capabilities { return 0 }
+
+func (n *vlanNIC) Start(h gnet.Handler) error { return n.NIC.Start(&untagger{h: h, vid: n.vid}) }
+
+func (n *vlanNIC) Transmit(b gnet.TxBuf) error {
+	f := make([]byte, 0, b.Len()+gnet.VLANTagLen)
+	for _, s := range b.Segments() {
+		f = append(f, s...)
+	}
+	tagged := append(append(append([]byte{}, f[:12]...), 0x81, 0x00, byte(n.vid>>8), byte(n.vid)), f[12:]...)
+	if err := n.NIC.Transmit(flat(tagged)); err != nil {
+		return err
+	}
+	b.Release()
+	return nil
+}
+
+type flat []byte
+
+func (f flat) Segments() [][]byte { return [][]byte{f} }
+func (f flat) Len() int           { return len(f) }
+func (f flat) Release()           {}
+
+type untagger struct {
+	h   gnet.Handler
+	vid uint16
+}
+
+func (u *untagger) LinkChanged(ls gnet.LinkState) { u.h.LinkChanged(ls) }
+
+func (u *untagger) Receive(v *buffer.View) {
+	f := v.AsSlice()
+	if len(f) < 18 || f[12] != 0x81 || f[13] != 0x00 || (uint16(f[14])<<8|uint16(f[15]))&0xfff != u.vid {
+		v.Release()
+		return
+	}
+	nv := gnet.NewRxView()
+	out := nv.AsSlice()[:cap(nv.AsSlice())]
+	n := copy(out, f[:12])
+	n += copy(out[n:], f[16:])
+	nv.CapLength(n)
+	v.Release()
+	u.h.Receive(nv)
+}
