@@ -27,7 +27,7 @@ type lanHost struct {
 	dev string
 }
 
-func newHost(t *testing.T, i int) *lanHost {
+func newHost(t testing.TB, i int) *lanHost {
 	t.Helper()
 	ns := netns.New(t)
 	d, err := tap.Open("")
@@ -38,7 +38,7 @@ func newHost(t *testing.T, i int) *lanHost {
 }
 
 // plug moves the host's end into its namespace with addr and brings it up.
-func (h *lanHost) plug(t *testing.T, addr string) { h.ns.Adopt(t, h.dev, addr) }
+func (h *lanHost) plug(t testing.TB, addr string) { h.ns.Adopt(t, h.dev, addr) }
 
 func (h *lanHost) ping(dst string) error {
 	out, err := h.ns.Exec(15*time.Second, "ping", "-c", "2", "-i", "0.2", "-W", "2", dst)
@@ -48,7 +48,7 @@ func (h *lanHost) ping(dst string) error {
 	return nil
 }
 
-func startRouter(t *testing.T, cfg router.Config) *router.Router {
+func startRouter(t testing.TB, cfg router.Config) *router.Router {
 	t.Helper()
 	r, err := router.New(cfg)
 	if err != nil {

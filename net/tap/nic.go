@@ -55,6 +55,9 @@ func (n *NIC) Link() gnet.LinkState {
 }
 func (n *NIC) String() string { return "tap " + n.dev.name }
 
+// Dev returns the TAP device under the NIC.
+func (n *NIC) Dev() *Dev { return n.dev }
+
 // Start implements gnet.NIC: a goroutine reads frames and delivers them.
 func (n *NIC) Start(h gnet.Handler) error {
 	if !n.started.CompareAndSwap(false, true) {
