@@ -1,0 +1,83 @@
+// Package board is the contract between firmware main packages and board
+// packages. A program becomes firmware for a board by importing the board's
+// package for its side effect, as TamaGo programs import theirs:
+//
+//	import _ "github.com/gowrt/gowrt/board/malta" // bare metal, QEMU malta
+//	import _ "github.com/gowrt/gowrt/board/sim"   // sim mode: models + TAP wires
+//
+// The board package registers itself here; board-independent firmware (the
+// router) asks Current for the board's name and its Ethernet ports, and so
+// runs unchanged on every board.
+package board
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	gnet "github.com/gowrt/gowrt/net"
+)
+
+// Role is what an Ethernet port is for in the default configuration.
+type Role uint8
+
+const (
+	LAN Role = iota + 1
+	WAN
+)
+
+func (r Role) String() string {
+	switch r {
+	case LAN:
+		return "lan"
+	case WAN:
+		return "wan"
+	}
+	return fmt.Sprintf("Role(%d)", uint8(r))
+}
+
+// Port is one external Ethernet port with its driver.
+type Port struct {
+	Name string // "lan1", "wan" …: the label on the case
+	Role Role
+	NIC  gnet.NIC
+}
+
+// Board is what a board package provides.
+type Board interface {
+	// Name identifies the board ("malta", "sim").
+	Name() string
+	// Ports brings up the board's Ethernet hardware and returns its
+	// external ports, LAN ports first.
+	Ports() ([]Port, error)
+}
+
+var (
+	mu      sync.Mutex
+	current Board
+)
+
+// ErrNoBoard is returned by Current when no board package is linked in.
+var ErrNoBoard = errors.New("board: no board package imported (import _ \"github.com/gowrt/gowrt/board/malta\" or \"github.com/gowrt/gowrt/board/sim\")")
+
+// Register makes b the program's board. Board packages call it from init;
+// linking two board packages into one program is a build mistake, reported
+// by panicking at start-up with both names.
+func Register(b Board) {
+	mu.Lock()
+	defer mu.Unlock()
+	if current != nil {
+		panic(fmt.Sprintf("board: two board packages linked in: %q and %q", current.Name(), b.Name()))
+	}
+	current = b
+}
+
+// Current returns the registered board.
+func Current() (Board, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if current == nil {
+		return nil, ErrNoBoard
+	}
+	return current, nil
+}
