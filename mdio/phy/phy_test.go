@@ -182,7 +182,7 @@ func interleaves(p *phy.PHY, bus *physim.Bus) bool {
 		}()
 		select {
 		case <-touched:
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(300 * time.Millisecond):
 		}
 		mu.Lock()
 		parked = false

@@ -107,6 +107,29 @@ func (p *PHY) linkUp() bool {
 	return !p.anegRunning
 }
 
+// Current returns the link as it is on the cable right now: down while
+// negotiation runs or with no partner, else the resolved mode (forced
+// mode: the BMCR bits). Device models use it to decide whether frames pass.
+func (p *PHY) Current() phy.Link {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.linkUp() {
+		return phy.Link{}
+	}
+	bmcr := p.regs[phy.RegBMCR]
+	if bmcr&phy.BMCRANEnable == 0 {
+		l := phy.Link{Up: true, Speed: 10, FullDuplex: bmcr&phy.BMCRFullDuplex != 0}
+		if bmcr&phy.BMCRSpeed1000 != 0 {
+			l.Speed = 1000
+		} else if bmcr&phy.BMCRSpeed100 != 0 {
+			l.Speed = 100
+		}
+		return l
+	}
+	l, _ := phy.Resolve(p.regs[phy.RegANAR], p.partner.Ability, p.regs[phy.RegGBCR], p.gbsr())
+	return l
+}
+
 // Resolved returns the link the PHY would report once settled.
 func (p *PHY) Resolved() phy.Link {
 	p.mu.Lock()

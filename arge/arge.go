@@ -1,0 +1,853 @@
+// Package arge drives the gigabit Ethernet MAC built into the Atheros/QCA
+// AR71xx family of SoCs (FreeBSD's arge, Linux's ag71xx): descriptor rings
+// in DMA memory, zero-copy transmit, receive with interrupt mitigation,
+// error recovery, link reprogramming, MIB counters, and the MII management
+// bus (MII, an mdio.Bus) that PHY and switch drivers use.
+//
+// Rings. TX and RX rings (128 and 256 descriptors by default) live in one
+// uncached (coherent) block; each descriptor is four words: buffer
+// address, control (EMPTY bit 31, MORE bit 24, length), next descriptor,
+// padding, and both rings are closed circles the DMA engine follows on its
+// own. EMPTY means "owned by software".
+//
+// Transmit never lets the engine see a partial chain: all descriptors of a
+// frame but the first are written (the first still carries EMPTY from when
+// it was last reclaimed), a barrier drains the writes, and only then is
+// the first descriptor's control word written without EMPTY, followed by a
+// barrier and the TX enable that restarts an idle engine. Buffers are
+// mapped in place through busdma (zero-copy); on AR71xx/AR913x/AR724x the
+// tag demands 4-byte aligned fragments and on every chip 4-byte-multiple
+// non-final fragments, and busdma bounces only the fragments that break
+// those rules.
+//
+// Receive buffers are cache-line aligned and stay mapped; the MAC writes
+// at a 2-byte offset on chips that allow it so that the IP header after
+// the 14-byte Ethernet header is 4-byte aligned (AR71xx/AR913x/AR724x
+// need 4-byte aligned buffers and get no offset, like Linux). A receive
+// pass first finds the completed descriptors, then drains the SoC's DDR
+// write buffer for this MAC (so the data of every descriptor seen complete
+// is in memory), then syncs, hands each frame to the Receive callback
+// (zero-copy: the frame is lent for the duration of the call), re-posts
+// the buffer and acknowledges one packet in DMA_RX_STATUS. Descriptors are
+// written by hardware and are not trusted: a length beyond the buffer, too
+// short for a frame, or unexpected flag bits is counted and dropped.
+//
+// Interrupts. The handler masks the MAC's interrupt sources and services
+// the rings in passes of at most Budget frames, yielding between passes,
+// until a pass finds less than a budget's worth of work (NAPI-like), then
+// unmasks. Status counters are acknowledged one packet per descriptor, the
+// hardware's semantics. RX overflow and TX underrun/bus errors are cleared
+// and the engines restarted where they stopped, so the rings and every
+// buffer survive.
+package arge
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/gowrt/gowrt/barrier"
+	"github.com/gowrt/gowrt/busdma"
+	"github.com/gowrt/gowrt/mdio/phy"
+	"github.com/gowrt/gowrt/soc/ar71xx"
+)
+
+// SoC is what the driver needs from the SoC: the MAC's reset line and its
+// clock for a link speed (*ar71xx.SoC implements it).
+type SoC interface {
+	ResetMAC(unit int) error
+	SetEthSpeed(unit int, sp ar71xx.Speed) error
+}
+
+// Flusher drains the SoC's DDR write buffer for this MAC
+// (*ar71xx.ChannelFlusher implements it).
+type Flusher interface {
+	Flush() error
+}
+
+// Defaults.
+const (
+	DefaultTXRing = 128
+	DefaultRXRing = 256
+	DefaultBudget = 64
+	// MaxFrameLen is what MAX_FRAME_LEN is programmed to (FreeBSD).
+	MaxFrameLen = 1536
+	// MaxTXFrags is the most fragments one frame may have (FreeBSD
+	// ARGE_MAXFRAGS).
+	MaxTXFrags = 8
+	// minTXLen: "TX will hang if DMA transfers ≤ 4 bytes" (Linux).
+	minTXLen = 5
+	// rxBufSize is the RX buffer size before rounding to cache lines.
+	rxBufSize = 1536
+	fcsLen    = 4
+	ethHdrLen = 14
+	// DefaultTXBounce is how many transmit loads may be bounced at once.
+	DefaultTXBounce = 16
+)
+
+// Config describes one MAC instance.
+type Config struct {
+	Unit     int           // 0 (GE0) or 1 (GE1)
+	Regs     barrier.Space // the MAC's registers (0x1900_0000 / 0x1A00_0000)
+	Info     *ar71xx.Info  // the SoC variant
+	Platform busdma.Platform
+	SoC      SoC
+	// Flush drains this MAC's DDR write-buffer channel; nil if none.
+	Flush Flusher
+	// MII, if set, is reset and clocked at Start (clock select index
+	// MDIOClock); on AR71xx only GE0's interface reaches the PHYs.
+	MII       *MII
+	MDIOClock uint32
+	// PHY, if set, is what PollLink follows.
+	PHY *phy.PHY
+	// MAC is the station address.
+	MAC [6]byte
+
+	TXRing, RXRing int // descriptors; 0 selects the defaults
+	Budget         int // frames per service pass; 0 selects the default
+	// TXBounce is how many transmit loads may be bounced at once (0:
+	// DefaultTXBounce); each costs one MaxFrameLen buffer.
+	TXBounce int
+
+	// Receive is called for every good frame (FCS stripped). The frame
+	// is the DMA buffer itself, valid only until Receive returns.
+	Receive func(frame []byte)
+	// TXDone is called, with the token given to Transmit, when a frame's
+	// buffers are no longer used by the hardware (sent or dropped).
+	TXDone func(token uint64)
+
+	// Delay waits; tests replace it. Defaults to time.Sleep.
+	Delay func(time.Duration)
+}
+
+// Stats are the driver's counters.
+type Stats struct {
+	TXFrames, TXBytes, TXBounced   uint64
+	TXRingFull, TXRejected         uint64
+	TXUnderruns, TXBusErrors       uint64
+	RXFrames, RXBytes              uint64
+	RXBad                          uint64 // descriptors with an impossible length or flags
+	RXOverflows, RXBusErrors       uint64
+	Interrupts, Passes, FlushFails uint64
+	LinkChanges                    uint64
+}
+
+// Errors.
+var (
+	ErrRingFull  = errors.New("arge: TX ring full")
+	ErrFrameSize = errors.New("arge: frame size out of range")
+	ErrConfig    = errors.New("arge: bad configuration")
+)
+
+type txSlot struct {
+	m     *busdma.Map
+	ndesc int
+	token uint64
+}
+
+// bug selects deliberately wrong behaviour for the hazard tests.
+type bug uint32
+
+const (
+	bugEarlyFirst  bug = 1 << iota // first descriptor handed over before the rest of the chain
+	bugNoPreWrite                  // TX buffers not synced before the device reads them
+	bugNoPostRead                  // RX data read without POSTREAD
+	bugNoFlush                     // DDR write buffer not drained before reading RX data
+	bugNoTXBarrier                 // no barrier between descriptor stores and the first's hand-over
+	bugNoRecovery                  // errors counted but engines not restarted
+)
+
+// Driver is one arge MAC.
+type Driver struct {
+	cfg    Config
+	r      barrier.Space
+	delay  func(time.Duration)
+	budget int
+
+	ring     barrier.Space // TX descriptors, then RX descriptors
+	ringAddr uint64
+	txN, rxN int
+	lenMask  uint32
+
+	txTag *busdma.Tag
+	rxTag *busdma.Tag
+
+	txMu                   sync.Mutex
+	tx                     []txSlot
+	txProd, txCons, txUsed int
+
+	rxMu      sync.Mutex
+	rxBuf     [][]byte // CPU view of each whole buffer
+	rxMap     []*busdma.Map
+	rxOff     int // where the MAC writes inside the buffer
+	rxLen     uint32
+	rxCons    int
+	rxScratch []uint32
+
+	ctlMu sync.Mutex
+	link  phy.Link
+
+	statMu sync.Mutex
+	stats  Stats
+
+	bugs bug
+}
+
+// New allocates the rings and buffers and returns a stopped driver.
+func New(cfg Config) (*Driver, error) {
+	if cfg.Regs == nil || cfg.Info == nil || cfg.Platform == nil || cfg.SoC == nil {
+		return nil, fmt.Errorf("%w: Regs, Info, Platform and SoC are required", ErrConfig)
+	}
+	if cfg.Unit < 0 || cfg.Unit > 1 {
+		return nil, fmt.Errorf("%w: unit %d", ErrConfig, cfg.Unit)
+	}
+	if cfg.TXRing == 0 {
+		cfg.TXRing = DefaultTXRing
+	}
+	if cfg.RXRing == 0 {
+		cfg.RXRing = DefaultRXRing
+	}
+	if cfg.Budget == 0 {
+		cfg.Budget = DefaultBudget
+	}
+	if cfg.TXBounce == 0 {
+		cfg.TXBounce = DefaultTXBounce
+	}
+	if cfg.TXRing < MaxTXFrags+2 || cfg.RXRing < 2 || cfg.Budget < 1 {
+		return nil, fmt.Errorf("%w: rings %d/%d budget %d", ErrConfig, cfg.TXRing, cfg.RXRing, cfg.Budget)
+	}
+	d := &Driver{cfg: cfg, r: cfg.Regs, delay: cfg.Delay, budget: cfg.Budget,
+		txN: cfg.TXRing, rxN: cfg.RXRing, lenMask: cfg.Info.DescLenMask}
+	if d.delay == nil {
+		d.delay = time.Sleep
+	}
+	p := cfg.Platform
+	name := fmt.Sprintf("arge%d", cfg.Unit)
+
+	var err error
+	d.ring, d.ringAddr, err = p.AllocCoherent(name+"-rings", (d.txN+d.rxN)*DescSize, DescSize, barrier.Native)
+	if err != nil {
+		return nil, fmt.Errorf("arge: rings: %w", err)
+	}
+	if d.ringAddr+uint64((d.txN+d.rxN)*DescSize) > 1<<32 {
+		return nil, fmt.Errorf("%w: rings above 4 GiB", ErrConfig)
+	}
+
+	align := 1
+	if cfg.Info.TXAlign4 {
+		align = 4
+	}
+	d.txTag, err = busdma.NewTag(p, busdma.TagConfig{Name: name + "-tx", Alignment: align, SegLenMultiple: 4,
+		MaxSegments: MaxTXFrags, MaxSize: MaxFrameLen, MaxSegSize: MaxFrameLen, AddrLimit: 1<<32 - 1,
+		BounceBuffers: cfg.TXBounce})
+	if err != nil {
+		return nil, err
+	}
+	d.tx = make([]txSlot, d.txN)
+	for i := range d.tx {
+		if d.tx[i].m, err = d.txTag.NewMap(); err != nil {
+			return nil, err
+		}
+	}
+
+	line := p.LineSize()
+	stride := (rxBufSize + line - 1) &^ (line - 1)
+	rxAlign := 1
+	if cfg.Info.RXAlign4 {
+		rxAlign = 4
+	} else {
+		d.rxOff = 2 // IP header 4-byte aligned
+	}
+	d.rxLen = uint32(stride-d.rxOff) &^ 3
+	d.rxTag, err = busdma.NewTag(p, busdma.TagConfig{Name: name + "-rx", Alignment: rxAlign,
+		MaxSize: stride, AddrLimit: 1<<32 - 1, BounceBuffers: 1})
+	if err != nil {
+		return nil, err
+	}
+	pool, _, err := p.AllocCached(name+"-rxbufs", d.rxN*stride, line)
+	if err != nil {
+		return nil, fmt.Errorf("arge: RX buffers: %w", err)
+	}
+	d.rxBuf = make([][]byte, d.rxN)
+	d.rxMap = make([]*busdma.Map, d.rxN)
+	for i := range d.rxBuf {
+		d.rxBuf[i] = pool[i*stride : (i+1)*stride : (i+1)*stride]
+		if d.rxMap[i], err = d.rxTag.NewMap(); err != nil {
+			return nil, err
+		}
+		segs, err := d.rxMap[i].Load(d.rxBuf[i], busdma.FromDevice)
+		if err != nil {
+			return nil, fmt.Errorf("arge: RX buffer %d: %w", i, err)
+		}
+		if len(segs) != 1 || d.rxMap[i].Bounced != 0 {
+			return nil, fmt.Errorf("arge: RX buffer %d not mapped in place", i)
+		}
+	}
+	d.rxScratch = make([]uint32, d.budget)
+	return d, nil
+}
+
+func (d *Driver) txDesc(i int) uint32 { return uint32(i * DescSize) }
+func (d *Driver) rxDesc(i int) uint32 { return uint32((d.txN + i) * DescSize) }
+
+// wr writes a register; the caller issues the barrier that must follow a
+// group of writes.
+func (d *Driver) wr(off, v uint32) { d.r.Write32(off, v) }
+
+// Start resets and programs the MAC, initialises the rings and enables
+// reception and interrupts (FreeBSD arge_reset_mac / arge_init_locked).
+func (d *Driver) Start() error {
+	d.ctlMu.Lock()
+	defer d.ctlMu.Unlock()
+	d.txMu.Lock()
+	defer d.txMu.Unlock()
+	d.rxMu.Lock()
+	defer d.rxMu.Unlock()
+
+	d.wr(RegMACCfg1, Cfg1SoftReset)
+	d.r.Barrier()
+	d.delay(20 * time.Microsecond)
+	if err := d.cfg.SoC.ResetMAC(d.cfg.Unit); err != nil {
+		return err
+	}
+	d.wr(RegMACCfg1, Cfg1SyncRX|Cfg1RXEnable|Cfg1SyncTX|Cfg1TXEnable)
+	d.wr(RegMACCfg2, Cfg2PadCRC|Cfg2LenCheck|Cfg2IfMode10_100)
+	d.wr(RegMaxFrameLen, MaxFrameLen)
+	d.r.Barrier()
+	if d.cfg.MII != nil {
+		d.cfg.MII.Reset(d.cfg.MDIOClock)
+	}
+	d.wr(RegFIFOCfg0, FIFOCfg0All)
+	d.wr(RegFIFOCfg1, d.cfg.Info.FIFOCfg1)
+	d.wr(RegFIFOCfg2, d.cfg.Info.FIFOCfg2)
+	d.wr(RegFIFOCfg3, d.cfg.Info.FIFOCfg3)
+	d.wr(RegFIFOCfg4, FIFOCfg4Default)
+	d.wr(RegFIFOCfg5, FIFOCfg5Default)
+	a1, a2 := StationAddr(d.cfg.MAC)
+	d.wr(RegStaAddr1, a1)
+	d.wr(RegStaAddr2, a2)
+	d.r.Barrier()
+
+	if err := d.resetDMA(); err != nil {
+		return err
+	}
+	// TX ring: every descriptor EMPTY (software-owned), linked in a circle.
+	for i := 0; i < d.txN; i++ {
+		o := d.txDesc(i)
+		d.ring.Write32(o+DescBuf, 0)
+		d.ring.Write32(o+DescCtrl, DescEmpty)
+		d.ring.Write32(o+DescNext, uint32(d.ringAddr)+d.txDesc((i+1)%d.txN))
+	}
+	d.txProd, d.txCons, d.txUsed = 0, 0, 0
+	// RX ring: every buffer handed to the MAC.
+	for i := 0; i < d.rxN; i++ {
+		if err := d.rxMap[i].Sync(busdma.PreRead); err != nil {
+			return err
+		}
+		o := d.rxDesc(i)
+		d.ring.Write32(o+DescBuf, uint32(d.rxMap[i].Segments()[0].Addr)+uint32(d.rxOff))
+		d.ring.Write32(o+DescCtrl, DescEmpty|d.rxLen)
+		d.ring.Write32(o+DescNext, uint32(d.ringAddr)+d.rxDesc((i+1)%d.rxN))
+	}
+	d.rxCons = 0
+	d.ring.Barrier()
+	d.wr(RegTXDesc, uint32(d.ringAddr))
+	d.wr(RegRXDesc, uint32(d.ringAddr)+d.rxDesc(0))
+	d.wr(RegIntEnable, IntAll)
+	d.wr(RegRXCtrl, RXCtrlEnable)
+	d.r.Barrier()
+	return nil
+}
+
+// resetDMA stops both engines and drains their status (FreeBSD
+// arge_reset_dma, Linux ag71xx_dma_reset).
+func (d *Driver) resetDMA() error {
+	d.wr(RegRXCtrl, 0)
+	d.wr(RegTXCtrl, 0)
+	d.r.Barrier()
+	// Linux polls the enables back to 0 before touching descriptors:
+	// clearing them early corrupts memory.
+	if _, ok := barrier.Poll32(d.r, RegRXCtrl, RXCtrlEnable, 0, 1000); !ok {
+		return errors.New("arge: RX DMA did not stop")
+	}
+	if _, ok := barrier.Poll32(d.r, RegTXCtrl, TXCtrlEnable, 0, 1000); !ok {
+		return errors.New("arge: TX DMA did not stop")
+	}
+	d.wr(RegRXDesc, 0)
+	d.wr(RegTXDesc, 0)
+	for i := 0; i < 256; i++ {
+		d.r.Barrier()
+		rx := d.r.Read32(RegRXStatus) & RXStatusPktRecvd
+		tx := d.r.Read32(RegTXStatus) & TXStatusPktSent
+		if rx == 0 && tx == 0 {
+			break
+		}
+		if rx != 0 {
+			d.wr(RegRXStatus, RXStatusPktRecvd)
+		}
+		if tx != 0 {
+			d.wr(RegTXStatus, TXStatusPktSent)
+		}
+	}
+	d.wr(RegRXStatus, RXStatusOverflow|RXStatusBusError)
+	d.wr(RegTXStatus, TXStatusUnderrun|TXStatusBusError)
+	d.r.Barrier()
+	return d.flush()
+}
+
+func (d *Driver) flush() error {
+	if d.cfg.Flush == nil || d.bugs&bugNoFlush != 0 {
+		return nil
+	}
+	if err := d.cfg.Flush.Flush(); err != nil {
+		d.statMu.Lock()
+		d.stats.FlushFails++
+		d.statMu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// Stop disables the engines and interrupts and releases every queued
+// transmit buffer (their TXDone runs).
+func (d *Driver) Stop() error {
+	d.ctlMu.Lock()
+	defer d.ctlMu.Unlock()
+	d.txMu.Lock()
+	defer d.txMu.Unlock()
+	d.wr(RegIntEnable, 0)
+	d.r.Barrier()
+	err := d.resetDMA()
+	for d.txUsed > 0 {
+		s := &d.tx[d.txCons]
+		_ = s.m.Sync(busdma.PostWrite)
+		_ = s.m.Unload()
+		if d.cfg.TXDone != nil {
+			d.cfg.TXDone(s.token)
+		}
+		d.txCons = (d.txCons + s.ndesc) % d.txN
+		d.txUsed -= s.ndesc
+	}
+	return err
+}
+
+// StationAddr returns the STA_ADDR1/STA_ADDR2 values for mac. The two
+// reference drivers disagree on the byte order (FreeBSD: ADDR1 =
+// mac[2..5] big-endian, ADDR2 = mac[0..1]; Linux: ADDR1 = mac[5..2],
+// ADDR2 = mac[1],mac[0] in the top half). We follow Linux: the address
+// only matters for the pause frames the MAC sends, and Linux's layout is
+// the one exercised by current OpenWrt on every family member.
+func StationAddr(mac [6]byte) (uint32, uint32) {
+	a1 := uint32(mac[5])<<24 | uint32(mac[4])<<16 | uint32(mac[3])<<8 | uint32(mac[2])
+	a2 := uint32(mac[1])<<24 | uint32(mac[0])<<16
+	return a1, a2
+}
+
+// Transmit queues one frame made of frags (at most MaxTXFrags, at least 5
+// and at most MaxFrameLen bytes in total). The buffers are used in place
+// until TXDone(token) runs; fragments that break the chip's DMA rules are
+// bounced (copied) by busdma. Transmit never blocks: when the ring is full
+// it returns ErrRingFull.
+func (d *Driver) Transmit(frags [][]byte, token uint64) error {
+	total := 0
+	for _, f := range frags {
+		total += len(f)
+	}
+	if total < minTXLen || total > MaxFrameLen || len(frags) > MaxTXFrags {
+		d.statMu.Lock()
+		d.stats.TXRejected++
+		d.statMu.Unlock()
+		return fmt.Errorf("%w: %d bytes in %d fragments", ErrFrameSize, total, len(frags))
+	}
+	d.txMu.Lock()
+	defer d.txMu.Unlock()
+	// Keep two descriptors spare, as FreeBSD does, so a full ring is never
+	// mistaken for an empty one.
+	if d.txUsed+len(frags) > d.txN-2 {
+		d.reclaimLocked()
+	}
+	s := &d.tx[d.txProd]
+	segs, err := s.m.LoadFrags(frags, busdma.ToDevice)
+	if errors.Is(err, busdma.ErrNoBounce) {
+		d.reclaimLocked()
+		segs, err = s.m.LoadFrags(frags, busdma.ToDevice)
+	}
+	if err != nil {
+		if errors.Is(err, busdma.ErrNoBounce) {
+			d.countFull()
+			return fmt.Errorf("%w: %v", ErrRingFull, err)
+		}
+		d.statMu.Lock()
+		d.stats.TXRejected++
+		d.statMu.Unlock()
+		return err
+	}
+	n := len(segs)
+	if d.txUsed+n > d.txN-2 {
+		_ = s.m.Unload()
+		d.countFull()
+		return ErrRingFull
+	}
+	if d.bugs&bugNoPreWrite == 0 {
+		if err := s.m.Sync(busdma.PreWrite); err != nil {
+			_ = s.m.Unload()
+			return err
+		}
+	}
+	first := d.txProd
+	var ctrl0 uint32
+	for i, sg := range segs {
+		o := d.txDesc((first + i) % d.txN)
+		ctrl := uint32(sg.Len) & d.lenMask
+		if i < n-1 {
+			ctrl |= DescMore
+		}
+		d.ring.Write32(o+DescBuf, uint32(sg.Addr))
+		if i == 0 && d.bugs&bugEarlyFirst == 0 {
+			// The first descriptor keeps the EMPTY it has had since it
+			// was reclaimed (or initialised): the engine stops there.
+			ctrl0 = ctrl
+			continue
+		}
+		d.ring.Write32(o+DescCtrl, ctrl)
+	}
+	if d.bugs&bugEarlyFirst == 0 {
+		if d.bugs&bugNoTXBarrier == 0 {
+			d.ring.Barrier() // the rest of the chain is in memory ...
+		}
+		d.ring.Write32(d.txDesc(first)+DescCtrl, ctrl0) // ... before the frame is handed over
+	}
+	d.ring.Barrier()
+	s.ndesc, s.token = n, token
+	d.txProd = (first + n) % d.txN
+	d.txUsed += n
+	d.wr(RegTXCtrl, TXCtrlEnable) // restarts an idle engine; harmless if running
+	d.r.Barrier()
+	d.statMu.Lock()
+	d.stats.TXFrames++
+	d.stats.TXBytes += uint64(total)
+	d.statMu.Unlock()
+	return nil
+}
+
+// TransmitFrame is Transmit of a single-buffer frame.
+func (d *Driver) TransmitFrame(frame []byte, token uint64) error {
+	one := [1][]byte{frame}
+	return d.Transmit(one[:], token)
+}
+
+func (d *Driver) countFull() {
+	d.statMu.Lock()
+	d.stats.TXRingFull++
+	d.statMu.Unlock()
+}
+
+// Reclaim releases the buffers of every frame the hardware has finished.
+func (d *Driver) Reclaim() int {
+	d.txMu.Lock()
+	defer d.txMu.Unlock()
+	return d.reclaimLocked()
+}
+
+func (d *Driver) reclaimLocked() int {
+	done := 0
+	for d.txUsed > 0 {
+		s := &d.tx[d.txCons]
+		for i := 0; i < s.ndesc; i++ {
+			if d.ring.Read32(d.txDesc((d.txCons+i)%d.txN)+DescCtrl)&DescEmpty == 0 {
+				return done
+			}
+		}
+		// One acknowledgement per descriptor: the hardware counts
+		// descriptors, and under- or over-acking makes the interrupt
+		// storm or lose events.
+		for i := 0; i < s.ndesc; i++ {
+			d.wr(RegTXStatus, TXStatusPktSent)
+		}
+		d.statMu.Lock()
+		d.stats.TXBounced += s.m.Bounced
+		d.statMu.Unlock()
+		s.m.Bounced = 0
+		_ = s.m.Sync(busdma.PostWrite)
+		_ = s.m.Unload()
+		if d.cfg.TXDone != nil {
+			d.cfg.TXDone(s.token)
+		}
+		d.txCons = (d.txCons + s.ndesc) % d.txN
+		d.txUsed -= s.ndesc
+		done++
+	}
+	if done > 0 {
+		d.r.Barrier()
+	}
+	return done
+}
+
+// TXQueued returns the descriptors in use.
+func (d *Driver) TXQueued() int {
+	d.txMu.Lock()
+	defer d.txMu.Unlock()
+	return d.txUsed
+}
+
+// validRX checks a completed RX descriptor's control word: no flag but
+// the cleared EMPTY, no bits outside the length field, a length that
+// holds at least an Ethernet header plus FCS and fits the buffer.
+func (d *Driver) validRX(ctrl uint32) (int, bool) {
+	if ctrl&^d.lenMask != 0 {
+		return 0, false
+	}
+	n := ctrl & d.lenMask
+	if n < ethHdrLen+fcsLen || n > d.rxLen {
+		return 0, false
+	}
+	return int(n) - fcsLen, true
+}
+
+// rxPass receives at most budget frames and reports how many descriptors
+// it consumed and whether more may be waiting.
+func (d *Driver) rxPass(budget int, pending bool) (int, bool) {
+	d.rxMu.Lock()
+	defer d.rxMu.Unlock()
+	// Never scan further than once around the ring: every descriptor
+	// of a full ring is complete, and a wider scan would count them twice.
+	budget = min(budget, len(d.rxScratch), d.rxN)
+	k := d.scanRX(budget)
+	if k == 0 && pending {
+		// The status says frames arrived but no descriptor shows it
+		// yet: the descriptor write-backs may still sit in the DDR
+		// write buffer.
+		_ = d.flush()
+		k = d.scanRX(budget)
+	}
+	if k == 0 {
+		return 0, false
+	}
+	// Drain the DDR write buffer after seeing the descriptors complete and
+	// before reading their data: the write-backs may have overtaken the
+	// data. A flush before the scan (FreeBSD) would not cover frames that
+	// completed during the scan.
+	_ = d.flush()
+	var good, bytes, bad uint64
+	for i := 0; i < k; i++ {
+		idx := (d.rxCons + i) % d.rxN
+		m := d.rxMap[idx]
+		if n, ok := d.validRX(d.rxScratch[i]); ok {
+			if d.bugs&bugNoPostRead == 0 {
+				_ = m.Sync(busdma.PostRead)
+			}
+			if d.cfg.Receive != nil {
+				d.cfg.Receive(d.rxBuf[idx][d.rxOff : d.rxOff+n : d.rxOff+n])
+			}
+			good++
+			bytes += uint64(n)
+		} else {
+			bad++
+		}
+		// Give the buffer back: invalidate first so no line of it can be
+		// written back over the next frame, then hand over the descriptor.
+		_ = m.Sync(busdma.PreRead)
+		d.ring.Write32(d.rxDesc(idx)+DescCtrl, DescEmpty|d.rxLen)
+		d.wr(RegRXStatus, RXStatusPktRecvd)
+	}
+	d.ring.Barrier()
+	d.rxCons = (d.rxCons + k) % d.rxN
+	d.statMu.Lock()
+	d.stats.RXFrames += good
+	d.stats.RXBytes += bytes
+	d.stats.RXBad += bad
+	d.statMu.Unlock()
+	return k, k == budget
+}
+
+func (d *Driver) scanRX(budget int) int {
+	k := 0
+	for k < budget {
+		ctrl := d.ring.Read32(d.rxDesc((d.rxCons+k)%d.rxN) + DescCtrl)
+		if ctrl&DescEmpty != 0 {
+			break
+		}
+		d.rxScratch[k] = ctrl
+		k++
+	}
+	return k
+}
+
+// Service runs one pass over both rings and the error conditions, with at
+// most budget received frames (0: the configured Budget). It reports
+// whether work may remain.
+func (d *Driver) Service(budget int) bool {
+	if budget <= 0 {
+		budget = d.budget
+	}
+	d.r.Barrier()
+	st := d.r.Read32(RegIntStatus)
+	d.statMu.Lock()
+	d.stats.Passes++
+	if st&IntTXUnderrun != 0 {
+		d.stats.TXUnderruns++
+	}
+	if st&IntTXBusError != 0 {
+		d.stats.TXBusErrors++
+	}
+	if st&IntRXOverflow != 0 {
+		d.stats.RXOverflows++
+	}
+	if st&IntRXBusError != 0 {
+		d.stats.RXBusErrors++
+	}
+	d.statMu.Unlock()
+
+	_, more := d.rxPass(budget, st&IntRXPktRecvd != 0)
+	if st&(IntRXOverflow|IntRXBusError) != 0 && d.bugs&bugNoRecovery == 0 {
+		// The receiver stopped at a descriptor it could not use; the pass
+		// above gave buffers back, so clear the condition and restart it
+		// where it stopped.
+		var clr uint32
+		if st&IntRXOverflow != 0 {
+			clr |= RXStatusOverflow
+		}
+		if st&IntRXBusError != 0 {
+			clr |= RXStatusBusError
+		}
+		d.wr(RegRXStatus, clr)
+		d.wr(RegRXCtrl, RXCtrlEnable)
+		d.r.Barrier()
+	}
+
+	d.txMu.Lock()
+	d.reclaimLocked()
+	if st&(IntTXUnderrun|IntTXBusError) != 0 && d.bugs&bugNoRecovery == 0 {
+		var clr uint32
+		if st&IntTXUnderrun != 0 {
+			clr |= TXStatusUnderrun
+		}
+		if st&IntTXBusError != 0 {
+			clr |= TXStatusBusError
+		}
+		d.wr(RegTXStatus, clr)
+		if d.txUsed > 0 {
+			d.wr(RegTXCtrl, TXCtrlEnable)
+		}
+		d.r.Barrier()
+	}
+	d.txMu.Unlock()
+	return more
+}
+
+// Interrupt is the MAC's interrupt handler (an intr.Handler): it masks the
+// MAC's sources, services the rings a budget at a time until a pass comes
+// up short, then unmasks.
+func (d *Driver) Interrupt() {
+	d.wr(RegIntEnable, 0)
+	d.r.Barrier()
+	d.statMu.Lock()
+	d.stats.Interrupts++
+	d.statMu.Unlock()
+	for d.Service(d.budget) {
+		runtime.Gosched()
+	}
+	d.wr(RegIntEnable, IntAll)
+	d.r.Barrier()
+}
+
+// SetLink programs the MAC and the SoC clock for a link (FreeBSD
+// arge_set_pll / Linux ag71xx_mac_config): MAC_CFG2 interface mode and
+// duplex, IFCONTROL speed, FIFO_CFG5 byte mode. A down link changes
+// nothing.
+func (d *Driver) SetLink(l phy.Link) error {
+	d.ctlMu.Lock()
+	defer d.ctlMu.Unlock()
+	if !l.Up {
+		d.link = l
+		return nil
+	}
+	var sp ar71xx.Speed
+	cfg2 := d.r.Read32(RegMACCfg2) &^ (Cfg2IfModeMask | Cfg2FullDuplex)
+	ifc := d.r.Read32(RegIFControl) &^ IFControlSpeed100
+	f5 := d.r.Read32(RegFIFOCfg5) &^ FIFOCfg5ByteMode
+	switch l.Speed {
+	case 1000:
+		sp = ar71xx.Speed1000
+		cfg2 |= Cfg2IfMode1000
+		f5 |= FIFOCfg5ByteMode
+	case 100:
+		sp = ar71xx.Speed100
+		cfg2 |= Cfg2IfMode10_100
+		ifc |= IFControlSpeed100
+	case 10:
+		sp = ar71xx.Speed10
+		cfg2 |= Cfg2IfMode10_100
+	default:
+		return fmt.Errorf("%w: link speed %d", ErrConfig, l.Speed)
+	}
+	if l.FullDuplex {
+		cfg2 |= Cfg2FullDuplex
+	}
+	d.wr(RegMACCfg2, cfg2)
+	d.wr(RegIFControl, ifc)
+	d.wr(RegFIFOCfg5, f5)
+	d.r.Barrier()
+	if err := d.cfg.SoC.SetEthSpeed(d.cfg.Unit, sp); err != nil {
+		return err
+	}
+	d.link = l
+	d.statMu.Lock()
+	d.stats.LinkChanges++
+	d.statMu.Unlock()
+	return nil
+}
+
+// PollLink runs one PHY pass and reprograms the MAC when the link changed.
+func (d *Driver) PollLink() (phy.Link, bool, error) {
+	if d.cfg.PHY == nil {
+		return phy.Link{}, false, fmt.Errorf("%w: no PHY", ErrConfig)
+	}
+	l, changed, err := d.cfg.PHY.Poll()
+	if err != nil || !changed {
+		return l, changed, err
+	}
+	return l, true, d.SetLink(l)
+}
+
+// Link returns the link the MAC is programmed for.
+func (d *Driver) Link() phy.Link {
+	d.ctlMu.Lock()
+	defer d.ctlMu.Unlock()
+	return d.link
+}
+
+// Stats returns the driver's counters.
+func (d *Driver) Stats() Stats {
+	d.statMu.Lock()
+	defer d.statMu.Unlock()
+	return d.stats
+}
+
+// MIBCounters reads every MIB register into dst (len(dst) ≥ len(MIB)),
+// masked to its field width.
+func (d *Driver) MIBCounters(dst []uint32) {
+	d.r.Barrier()
+	for i, c := range MIB {
+		if i >= len(dst) {
+			return
+		}
+		dst[i] = d.r.Read32(c.Off) & (1<<c.Bits - 1)
+	}
+}
+
+// RXBuffersOwnedByHardware counts RX descriptors currently handed to the
+// MAC (EMPTY set): after the driver has caught up, all of them.
+func (d *Driver) RXBuffersOwnedByHardware() int {
+	d.rxMu.Lock()
+	defer d.rxMu.Unlock()
+	n := 0
+	for i := 0; i < d.rxN; i++ {
+		if d.ring.Read32(d.rxDesc(i)+DescCtrl)&DescEmpty != 0 {
+			n++
+		}
+	}
+	return n
+}

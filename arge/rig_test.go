@@ -1,0 +1,213 @@
+package arge_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gowrt/gowrt/arge"
+	"github.com/gowrt/gowrt/arge/argesim"
+	"github.com/gowrt/gowrt/hwsim"
+	"github.com/gowrt/gowrt/mdio/phy"
+	"github.com/gowrt/gowrt/mdio/phy/physim"
+	"github.com/gowrt/gowrt/soc/ar71xx"
+	"github.com/gowrt/gowrt/soc/ar71xx/ar71xxsim"
+)
+
+const (
+	revAR7161 = 0x00A2
+	revAR9344 = 0x2120
+)
+
+type rigOpts struct {
+	rev      uint32
+	seed     uint64
+	hw       hwsim.Config // hazard switches (Seed and BigEndianCPU are set by newRig)
+	noDDRBuf bool
+	txRing   int
+	rxRing   int
+	budget   int
+	bugs     uint32
+	partner  *physim.Partner
+	noCheck  bool // don't fail on misuse reports
+	fastLink bool
+	txBounce int // skip PHY negotiation over MDIO: program a 1000/full link directly
+}
+
+type rig struct {
+	t    testing.TB
+	sys  *hwsim.System
+	soc  *ar71xxsim.SoC
+	s    *ar71xx.SoC
+	mac  *argesim.MAC
+	regs *hwsim.Region
+	irq  *hwsim.Controller
+	phy  *physim.PHY
+	drv  *arge.Driver
+	mii  *arge.MII
+
+	got   [][]byte
+	keep  bool // copy received frames into got
+	rxN   int
+	done  map[uint64]bool
+	doneN int
+	doneA atomic.Int64
+	// noTokens: count releases only (benchmarks: no map growth)
+	noTokens bool // doneN for tests reading from another goroutine
+	onRecv   func([]byte)
+}
+
+func noDelay(time.Duration) {}
+
+func newRig(t testing.TB, o rigOpts) *rig {
+	t.Helper()
+	if o.rev == 0 {
+		o.rev = revAR9344
+	}
+	hc := o.hw
+	hc.Seed = o.seed
+	hc.BigEndianCPU = true
+	sys := hwsim.New(hc)
+	r := &rig{t: t, sys: sys, keep: true, done: map[uint64]bool{}}
+	if !o.noCheck {
+		sys.OnMisuse(func(m hwsim.Misuse) { t.Errorf("seed %d: misuse: %v", o.seed, m) })
+	}
+	var err error
+	r.soc, err = ar71xxsim.New(sys, ar71xxsim.Config{Rev: o.rev, NoWriteBuffer: o.noDDRBuf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.irq = sys.NewController(hwsim.ControllerConfig{Name: "cpu", Lines: 6})
+	r.mac, err = argesim.New(sys, argesim.Config{Unit: 0, Info: r.soc.Info, IRQ: r.irq, Line: ar71xx.CPUIRQGE0,
+		DMA: r.soc.DDR.Channel(ar71xx.FlushGE0), Clock: func(mbps int) bool { return r.soc.EthSpeedProgrammed(0, mbps) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.regs = r.mac.Map("arge0")
+	r.phy = physim.New(0x004DD072, true)
+	pt := physim.GigabitPartner
+	if o.partner != nil {
+		pt = *o.partner
+	}
+	r.phy.SetPartner(pt)
+	r.mac.AttachPHY(0, r.phy)
+	r.mac.SetWire(argesim.Loopback{To: r.mac})
+
+	r.s, err = ar71xx.Probe(r.soc.Regions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.s.Delay = noDelay
+	fl, err := r.s.Flusher(ar71xx.FlushGE0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mii = arge.NewMII(r.regs)
+	r.mii.Delay = noDelay
+	r.drv, err = arge.New(arge.Config{Unit: 0, Regs: r.regs, Info: r.s.Info, Platform: sys.Mem, SoC: r.s, Flush: fl,
+		MII: r.mii, MDIOClock: uint32(r.s.Info.MDIODefaultIndex), MAC: [6]byte{0x00, 0x03, 0x7f, 0x01, 0x02, 0x03},
+		TXRing: o.txRing, RXRing: o.rxRing, Budget: o.budget, TXBounce: o.txBounce, Delay: noDelay,
+		Receive: func(f []byte) {
+			r.rxN++
+			if r.onRecv != nil {
+				r.onRecv(f)
+			}
+			if r.keep {
+				r.got = append(r.got, append([]byte(nil), f...))
+			}
+		},
+		TXDone: func(tok uint64) {
+			if r.noTokens {
+				r.doneN++
+				return
+			}
+			if r.done[tok] {
+				t.Errorf("token %d released twice", tok)
+			}
+			r.done[tok] = true
+			r.doneN++
+			r.doneA.Add(1)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arge.SetBugs(r.drv, o.bugs)
+	if err := r.drv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if o.fastLink {
+		r.phy.AnegReads = 0
+		r.phy.SetPartner(pt)
+		if err := r.drv.SetLink(phy.Link{Up: true, Speed: 1000, FullDuplex: true}); err != nil {
+			t.Fatal(err)
+		}
+		r.sys.Do(func() { r.phy.ReadReg(phy.RegBMSR) }) // negotiation completes
+		return r
+	}
+	ph, err := phy.New(r.mii, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ph.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ph.StartAutoneg(phy.All); err != nil {
+		t.Fatal(err)
+	}
+	r.drv = withPHY(r, ph)
+	return r
+}
+
+// withPHY brings the link up through the driver's PollLink.
+func withPHY(r *rig, ph *phy.PHY) *arge.Driver {
+	arge.SetPHY(r.drv, ph)
+	for i := 0; i < 50; i++ {
+		l, _, err := r.drv.PollLink()
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if l.Up {
+			return r.drv
+		}
+	}
+	r.t.Fatalf("link never came up")
+	return nil
+}
+
+// frame builds a test frame of n bytes carrying seq.
+func frame(n int, seq uint32) []byte {
+	f := make([]byte, n)
+	copy(f, []byte{0x00, 0x03, 0x7f, 0x01, 0x02, 0x03, 0x02, 0, 0, 0, 0, 1, 0x88, 0xb5})
+	binary.BigEndian.PutUint32(f[14:], seq)
+	for i := 18; i < n; i++ {
+		f[i] = byte(seq) ^ byte(i)
+	}
+	return f
+}
+
+func checkFrame(f []byte, n int, seq uint32) error {
+	want := frame(n, seq)
+	if len(f) != len(want) {
+		return fmt.Errorf("frame %d: %d bytes, want %d", seq, len(f), len(want))
+	}
+	for i := range f {
+		if f[i] != want[i] {
+			return fmt.Errorf("frame %d: byte %d is %#x, want %#x", seq, i, f[i], want[i])
+		}
+	}
+	return nil
+}
+
+// pump runs the driver (polling) and the hardware until cond or rounds.
+func (r *rig) pump(rounds int, cond func() bool) bool {
+	for i := 0; i < rounds; i++ {
+		if cond() {
+			return true
+		}
+		r.sys.Sched.Settle(8)
+		r.drv.Service(0)
+	}
+	return cond()
+}
