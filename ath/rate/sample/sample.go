@@ -8,7 +8,7 @@
 // 75 % weight on history after a plain average over the first four
 // reports, a sampling budget of 10 % of airtime spent on probes, probes
 // limited to rates whose lossless airtime could beat the current average,
-// the ±2 per-stream MCS neighbourhood across stream counts, a limit on
+// a ±2 per-stream MCS probe neighbourhood across stream counts, a limit on
 // successive failures that expires after a stale timeout, and multi-rate
 // retry schedules.
 //
@@ -30,9 +30,10 @@
 //     (with the backoff those retries really had); RTS attempts that drew
 //     no CTS are charged the RTS exchange, not a data transmission.
 //   - Probes are chosen round-robin among neighbouring arms: rates within
-//     ±2 per-stream MCS at any stream count and at most twice the current
-//     nominal rate, in the current bin, plus the current rate one bin up
-//     or down. A probe gets one try and falls back to the current rate in
+//     ±2 per-stream MCS (for other stream counts centred on the rate of
+//     that count closest to the current one, not on the same per-stream
+//     index as FreeBSD does) and at most twice the current nominal rate,
+//     in the current bin, plus the current rate one bin up or down. A probe gets one try and falls back to the current rate in
 //     the same exchange (its aggregate is sized so the current rate can
 //     carry it), so a failed probe costs one PPDU, not a lost aggregate.
 //     An arm measured worse than the current one at least twice is not
@@ -161,6 +162,7 @@ type Node struct {
 	an   rate.Anomalies
 	kbps [rate.MaxRates]uint32 // nominal rate per rix
 	ps   [rate.MaxRates]uint8  // per-stream MCS (HT)
+	near [rate.MaxRates]uint64 // probe neighbourhood per current rix
 	// Probes counts decisions that probed.
 	Probes uint64
 }
@@ -182,6 +184,7 @@ func New(t *rate.Table, cfg Config) (*Node, error) {
 		n.kbps[r] = t.Rate(r).KbpsNominal()
 		n.ps[r] = t.Rate(r).MCS % 8
 	}
+	n.neighbours()
 	for b := 0; b < NumBins; b++ {
 		for r := 0; r < t.Len(); r++ {
 			s := &n.st[b][r]
@@ -309,15 +312,54 @@ func (n *Node) seed(class, q, head int, now time.Duration) arm {
 }
 
 // neighbour reports whether rate r may be probed from rate c.
-func (n *Node) neighbour(c, r int) bool {
-	if n.kbps[r] > 2*n.kbps[c] {
-		return false // never jump far above the current rate
+func (n *Node) neighbour(c, r int) bool { return n.near[c]&(1<<uint(r)) != 0 }
+
+// neighbours precomputes the probe neighbourhoods. HT: within ±2
+// per-stream MCS — around c itself for c's stream count, and for every
+// other stream count around the rate of that count whose nominal rate is
+// closest to c's (ties to the faster). FreeBSD centres every stream count
+// on c's per-stream index, which from MCS7 (64-QAM 5/6) never reaches
+// the two-stream 16-QAM rates just above it. Legacy: at most two rates up
+// above 11 Mb/s. Never more than twice c's nominal rate.
+func (n *Node) neighbours() {
+	nr := n.t.Len()
+	for c := 0; c < nr; c++ {
+		var m uint64
+		for r := 0; r < nr; r++ {
+			if n.kbps[r] > 2*n.kbps[c] {
+				continue // never jump far above the current rate
+			}
+			ok := false
+			if n.t.HT {
+				sc, sr := n.t.Rate(c).Streams(), n.t.Rate(r).Streams()
+				centre := int(n.ps[c])
+				if sr != sc {
+					best, bd := -1, uint32(0)
+					for e := 0; e < nr; e++ {
+						if n.t.Rate(e).Streams() != sr {
+							continue
+						}
+						d := n.kbps[e] - n.kbps[c]
+						if n.kbps[e] < n.kbps[c] {
+							d = n.kbps[c] - n.kbps[e]
+						}
+						if best < 0 || d < bd || (d == bd && n.kbps[e] > n.kbps[best]) {
+							best, bd = e, d
+						}
+					}
+					centre = int(n.ps[best])
+				}
+				d := int(n.ps[r]) - centre
+				ok = d >= -2 && d <= 2
+			} else {
+				ok = r <= c+2 || n.kbps[r] <= 11000
+			}
+			if ok {
+				m |= 1 << uint(r)
+			}
+		}
+		n.near[c] = m
 	}
-	if n.t.HT {
-		d := int(n.ps[r]) - int(n.ps[c])
-		return d >= -2 && d <= 2
-	}
-	return r <= c+2 || n.kbps[r] <= 11000
 }
 
 // probe picks the next arm to sample, round-robin, or noArm. Candidates

@@ -161,13 +161,17 @@ func TestNeighbours(t *testing.T) {
 		cur, r int
 		ok     bool
 	}{
-		{5, 13, true},  // same per-stream MCS, two streams (2× nominal)
-		{5, 11, true},  // per-stream 3, two streams
-		{5, 8, false},  // per-stream 0: too far from 5
-		{7, 15, true},  // across streams at the top
+		// HT40 SGI nominal rates: MCS0-7 15..150 Mb/s, MCS8-15 30..300.
+		{5, 13, true},  // 120 → 2 streams centred on MCS11 (120): 13 is +2
+		{5, 11, true},  // the 2-stream rate equal to MCS5
+		{5, 8, false},  // far below the 2-stream centre
+		{7, 12, true},  // 150 → MCS12 (180): the next step across streams
+		{7, 14, true},  // 270 ≤ 2 × 150
+		{7, 15, false}, // centre MCS12 (closest to 150, ties to faster) + 3
+		{15, 7, true},  // down across streams: MCS7 is closest to 300 in 1 stream
 		{1, 7, false},  // far above
-		{4, 12, true},  // two streams of MCS4: exactly 2×
-		{3, 12, false}, // 270 Mb/s is 3× MCS3 (90): too far above
+		{4, 12, true},  // 90 → centre MCS10 (90); MCS12 is 180 = 2×
+		{3, 12, false}, // 180 is 3× MCS3 (60): too far above
 		{6, 3, false},  // per-stream distance 3
 		{6, 4, true},
 	} {
