@@ -121,6 +121,9 @@ func boot(argc, argv, envp, memsize uint32) (sp, status uint32) {
 		bootFail("image not built by gowrt build (data segment must be linked at -D 0xc0000000 and loaded after the text)")
 	}
 	dataPA -= kseg0
+	if (dataPA^dataVA)&(colours*pageSize-1) != 0 {
+		bootFail("data segment's physical address does not match its cache colour (rebuild with gowrt build)")
+	}
 	dataFileEnd := (dataPA + filesz + pageSize - 1) &^ (pageSize - 1)
 	if dataFileEnd > ram {
 		bootFail("image larger than RAM")
@@ -129,7 +132,8 @@ func boot(argc, argv, envp, memsize uint32) (sp, status uint32) {
 	// Free frames: everything but the kernel area, the image and the
 	// frame stack itself (at the top of RAM).
 	nframes := ram >> pageShift
-	stackBytes := (nframes*4 + pageSize - 1) &^ (pageSize - 1)
+	k.mem.colourCap = uint32(nframes/colours + 1)
+	stackBytes := (uintptr(k.mem.colourCap)*colours*4 + pageSize - 1) &^ (pageSize - 1)
 	k.mem.freeStack = kseg0 + ram - stackBytes
 	for pa := ram - stackBytes; pa > 0; {
 		pa -= pageSize

@@ -17,7 +17,10 @@ type Info struct {
 	Signals    uint32
 	PageFaults uint32
 	Calibrate  uint32 // ns of boot spent calibrating the clock
-	Uptime     uint64 // ns
+	// ColourMisses counts demand-zero pages that got a frame of the wrong
+	// cache colour because that colour was exhausted.
+	ColourMisses uint32
+	Uptime       uint64 // ns
 }
 
 // BoardName returns the board name as a string.

@@ -21,24 +21,72 @@ const (
 
 // --- physical frames --------------------------------------------------
 
+// Frames are kept in one free stack per cache colour. The 24K/74K D-cache is
+// virtually indexed: with 8 or 16 KiB per way, two mappings of a frame whose
+// addresses differ in bits 12-13 would sit in different cache lines. The
+// kernel reaches program pages through kseg0 (virtual = physical), so a
+// demand-zero page gets a frame whose colour matches its virtual address,
+// and the data segment is loaded at a 64 KiB-aligned physical address (cmd
+// gowrt) so its colours match too. QEMU does not model caches; this matters
+// on hardware.
+const (
+	colours    = 4 // 16 KiB / 4 KiB: covers ways up to 16 KiB
+	colourMask = colours - 1
+)
+
 //go:nosplit
-func (k *kstate) allocFrame() (pa uintptr, ok bool) {
+func (k *kstate) colourStack(c uint32) uintptr {
+	return k.mem.freeStack + uintptr(c&colourMask)*uintptr(k.mem.colourCap)*4
+}
+
+// allocFrameColour takes a frame of colour c, or of any colour if none is
+// left (counted: on hardware such a page would need cache maintenance).
+//
+//go:nosplit
+func (k *kstate) allocFrameColour(c uint32) (pa uintptr, ok bool) {
 	m := &k.mem
 	if m.nfree == 0 {
 		return 0, false
 	}
+	if m.colourFree[c&colourMask] == 0 {
+		m.colourMisses++
+		for i := uint32(0); i < colours; i++ {
+			if m.colourFree[i&colourMask] > 0 {
+				c = i
+				break
+			}
+		}
+	}
+	c &= colourMask
+	m.colourFree[c]--
 	m.nfree--
-	pa = uintptr(*mem32(m.freeStack + uintptr(m.nfree)*4)) << pageShift
+	pa = uintptr(*mem32(k.colourStack(c) + uintptr(m.colourFree[c])*4)) << pageShift
 	if used := m.framesBoot - m.nfree; used > m.peakUsed {
 		m.peakUsed = used
 	}
 	return pa, true
 }
 
+// allocFrame takes a frame for the kernel's own use (any colour: the
+// kernel only reaches it through kseg0), from the fullest colour.
+//
+//go:nosplit
+func (k *kstate) allocFrame() (pa uintptr, ok bool) {
+	best := uint32(0)
+	for i := uint32(1); i < colours; i++ {
+		if k.mem.colourFree[i&colourMask] > k.mem.colourFree[best&colourMask] {
+			best = i
+		}
+	}
+	return k.allocFrameColour(best)
+}
+
 //go:nosplit
 func (k *kstate) freeFrame(pa uintptr) {
 	m := &k.mem
-	*mem32(m.freeStack + uintptr(m.nfree)*4) = uint32(pa >> pageShift)
+	c := uint32(pa>>pageShift) & colourMask
+	*mem32(k.colourStack(c) + uintptr(m.colourFree[c&colourMask])*4) = uint32(pa >> pageShift)
+	m.colourFree[c&colourMask]++
 	m.nfree++
 }
 
@@ -394,7 +442,7 @@ func (k *kstate) pageIn(va uintptr, write bool) bool {
 		k.oom(va)
 		return false
 	}
-	pa, ok := k.allocFrame()
+	pa, ok := k.allocFrameColour(uint32(va>>pageShift) & colourMask)
 	if !ok {
 		k.oom(va)
 		return false

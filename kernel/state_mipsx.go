@@ -79,21 +79,24 @@ type vma struct {
 }
 
 type memState struct {
-	vmas       [maxVMA]vma
-	nvma       int
-	freeStack  uintptr // kseg0 address of a uint32 PFN stack
-	nfree      uint32
-	framesBoot uint32 // free frames after boot
-	committed  uint32 // pages of writable anonymous mappings
-	bssPages   uint32 // BSS/data pages materialised on demand
-	limit      uint32 // committed + bssPages may not exceed this
-	ptPages    uint32
-	peakUsed   uint32
-	dataStart  uintptr // program data+BSS (the -D segment)
-	dataEnd    uintptr
-	mmapBase   uintptr // mmap(nil) search starts here
-	ramTop     uintptr // physical
-	faults     uint32
+	vmas         [maxVMA]vma
+	nvma         int
+	freeStack    uintptr // kseg0 address of the per-colour PFN stacks
+	colourCap    uint32  // entries per colour stack
+	colourFree   [4]uint32
+	colourMisses uint32
+	nfree        uint32 // all colours
+	framesBoot   uint32 // free frames after boot
+	committed    uint32 // pages of writable anonymous mappings
+	bssPages     uint32 // BSS/data pages materialised on demand
+	limit        uint32 // committed + bssPages may not exceed this
+	ptPages      uint32
+	peakUsed     uint32
+	dataStart    uintptr // program data+BSS (the -D segment)
+	dataEnd      uintptr
+	mmapBase     uintptr // mmap(nil) search starts here
+	ramTop       uintptr // physical
+	faults       uint32
 }
 
 // kstate is all kernel state, at the fixed kseg0 address kstateAddr.

@@ -429,6 +429,7 @@ func (k *kstate) info(fr *frame, buf uintptr, size uint32) {
 	in.PageFaults = k.stats.pageFaults
 	in.Calibrate = uint32(uint64(k.calibTicks) * uint64(k.mult24) >> 24)
 	in.Uptime = uint64(k.nanotime())
+	in.ColourMisses = k.mem.colourMisses
 	if !k.copyOut(buf, uintptrOfInfo(&in), uintptr(size)) {
 		fail(fr, eFAULT)
 		return

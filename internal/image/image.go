@@ -40,11 +40,12 @@ func LookupBoard(name string) (Board, error) {
 // all-zero data segment when -D is below -T, because it looks the data
 // symbols up in a list ordered by section, not by address.)
 const (
-	TextAddr uint64 = 0x80101000
-	DataAddr uint64 = 0xc0000000
-	Entry           = "github.com/gowrt/gowrt/kernel.Entry"
-	pageSize        = 0x1000
-	kseg0           = 0x80000000
+	TextAddr  uint64 = 0x80101000
+	DataAddr  uint64 = 0xc0000000
+	Entry            = "github.com/gowrt/gowrt/kernel.Entry"
+	pageSize         = 0x1000
+	dataAlign        = 0x10000
+	kseg0            = 0x80000000
 )
 
 // LDFlags returns the linker flags for an image.
@@ -73,7 +74,8 @@ func Build(b Board, dir, pkg, out string, goflags ...string) error {
 }
 
 // Fixup rewrites the writable PT_LOAD of an image built with LDFlags: its
-// physical address becomes the first page after the read-only segments (in
+// physical address becomes the first 64 KiB boundary after the read-only
+// segments (in
 // kseg0, which is how QEMU's malta loader and U-Boot images address RAM), and
 // its memory size becomes its file size, so the loader neither needs RAM at
 // the data segment's virtual address nor zeroes (and so backs) the BSS. The
@@ -119,7 +121,9 @@ func Fixup(path string) error {
 	if p.Vaddr != DataAddr {
 		return fmt.Errorf("%s: data segment at %#x, want %#x (built without gowrt's -D?)", path, p.Vaddr, DataAddr)
 	}
-	paddr := (end + pageSize - 1) &^ (pageSize - 1)
+	// 64 KiB alignment keeps the data pages' physical cache colour equal
+	// to their virtual one (the kernel reaches them through kseg0).
+	paddr := (end + dataAlign - 1) &^ (dataAlign - 1)
 	bo := ef.ByteOrder
 	var hdr [52]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil {

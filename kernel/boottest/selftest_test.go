@@ -39,6 +39,9 @@ func TestSelftest(t *testing.T) {
 					t.Errorf("%s -m %d: check %s: %q", board, mem, c, got[c])
 				}
 			}
+			if !strings.Contains(r.out, " 0 colour misses") {
+				t.Errorf("%s -m %d: demand-zero pages got frames of the wrong cache colour", board, mem)
+			}
 			if n := strings.Count(r.out, "gowrt: unimplemented system call 4499"); n != 1 {
 				t.Errorf("%s -m %d: unknown system call logged %d times, want once", board, mem, n)
 			}

@@ -137,8 +137,8 @@ func main() {
 		}
 	}
 	if in, err := kernel.ReadInfo(); err == nil {
-		fmt.Printf("selftest: ram used %d KiB peak %d KiB, %d threads, %d signals, %d page faults\n",
-			in.RAMUsed>>10, in.RAMPeak>>10, in.Threads, in.Signals, in.PageFaults)
+		fmt.Printf("selftest: ram used %d KiB peak %d KiB, %d threads, %d signals, %d page faults, %d colour misses\n",
+			in.RAMUsed>>10, in.RAMPeak>>10, in.Threads, in.Signals, in.PageFaults, in.ColourMisses)
 	}
 	fmt.Printf("selftest: done %d failed\n", failed)
 	if failed > 0 {
