@@ -12,8 +12,11 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
 )
 
-// Stats are the Endpoint's counters. Every frame that enters Receive or
-// WritePackets ends in exactly one of them.
+// Stats are the Endpoint's counters. Every frame that enters Receive ends
+// in exactly one Rx counter; every frame given to WritePackets ends in
+// exactly one of TxFrames, TxRingFull, TxLinkDown, TxErrors (frames still
+// in the software queue are in none yet). TxQueued and LinkChanges count
+// events.
 type Stats struct {
 	RxFrames      atomic.Uint64 // delivered to the stack
 	RxBytes       atomic.Uint64
@@ -23,7 +26,8 @@ type Stats struct {
 	RxNotAttached atomic.Uint64 // arrived before Attach / after detach
 	TxFrames      atomic.Uint64 // accepted by the NIC
 	TxBytes       atomic.Uint64
-	TxRingFull    atomic.Uint64 // dropped: NIC returned ErrTxFull
+	TxQueued      atomic.Uint64 // found the ring full and waited in the queue
+	TxRingFull    atomic.Uint64 // dropped: TX ring and software queue full
 	TxLinkDown    atomic.Uint64 // dropped: carrier down
 	TxErrors      atomic.Uint64 // dropped: oversize or other NIC error
 	LinkChanges   atomic.Uint64
@@ -49,17 +53,51 @@ type Endpoint struct {
 	st         *stack.Stack
 	nicID      tcpip.NICID
 	onLink     func(LinkState)
+	startErr   error
 
 	linkUp atomic.Bool
+
+	// Software TX queue for frames that found the ring full; FIFO in a
+	// fixed ring so queueing does not allocate.
+	txMu   sync.Mutex
+	txq    []TxBuf
+	txHead int
+	txLen  int
 
 	Stats Stats
 }
 
 var _ stack.LinkEndpoint = (*Endpoint)(nil)
 var _ Handler = (*Endpoint)(nil)
+var _ TxWaker = (*Endpoint)(nil)
 
-// NewEndpoint wraps nic. The NIC is started on the first Attach.
-func NewEndpoint(nic NIC) (*Endpoint, error) {
+// Options tune an Endpoint.
+type Options struct {
+	// TxQueueLen is how many frames may wait for TX descriptors when the
+	// ring is full (Linux's txqueuelen). 0 means DefaultTxQueueLen; -1
+	// disables queueing (every ring-full frame is dropped).
+	TxQueueLen int
+}
+
+// DefaultTxQueueLen is Linux's default txqueuelen for Ethernet devices.
+// gVisor's TCP sends a whole congestion window at once (hundreds of
+// segments with its default 1 MiB send buffer); a smaller queue turns
+// those bursts into losses and retransmission timeouts. The queue holds
+// references, not copies: its cost is the frames' own memory.
+const DefaultTxQueueLen = 1000
+
+// NewEndpoint wraps nic with default options. The NIC is started on the
+// first Attach.
+func NewEndpoint(nic NIC) (*Endpoint, error) { return NewEndpointOptions(nic, Options{}) }
+
+// NewEndpointOptions wraps nic.
+func NewEndpointOptions(nic NIC, o Options) (*Endpoint, error) {
+	switch {
+	case o.TxQueueLen == 0:
+		o.TxQueueLen = DefaultTxQueueLen
+	case o.TxQueueLen < 0:
+		o.TxQueueLen = 0
+	}
 	mtu := nic.MTU()
 	if mtu < 68 || mtu > RxBufSize-EthHeaderLen-VLANTagLen {
 		// 68: RFC 791's minimum IPv4 MTU. The upper bound keeps every
@@ -75,6 +113,7 @@ func NewEndpoint(nic NIC) (*Endpoint, error) {
 		caps: nic.Capabilities(),
 		mtu:  uint32(mtu),
 		addr: tcpip.LinkAddress(mac[:]),
+		txq:  make([]TxBuf, o.TxQueueLen),
 	}
 	e.linkUp.Store(nic.Link().Up)
 	return e, nil
@@ -123,6 +162,9 @@ func (e *Endpoint) LinkUp() bool { return e.linkUp.Load() }
 func (e *Endpoint) LinkChanged(ls LinkState) {
 	e.Stats.LinkChanges.Add(1)
 	e.linkUp.Store(ls.Up)
+	if !ls.Up {
+		e.flushTxQueue()
+	}
 	_ = e.applyLink(ls.Up) // only fails for an unknown NIC id: nothing to apply to
 	e.mu.RLock()
 	f := e.onLink
@@ -242,7 +284,7 @@ func (e *Endpoint) Capabilities() stack.LinkEndpointCapabilities {
 
 // Attach implements stack.LinkEndpoint. The first non-nil Attach starts the
 // NIC; a start failure leaves the endpoint detached (gVisor's Attach cannot
-// return an error) and is visible as RxNotAttached.
+// return an error) and is reported by StartError.
 func (e *Endpoint) Attach(d stack.NetworkDispatcher) {
 	e.mu.Lock()
 	start := d != nil && !e.started
@@ -256,9 +298,17 @@ func (e *Endpoint) Attach(d stack.NetworkDispatcher) {
 			e.mu.Lock()
 			e.dispatcher = nil
 			e.started = false
+			e.startErr = err
 			e.mu.Unlock()
 		}
 	}
+}
+
+// StartError returns why the NIC failed to start on Attach, if it did.
+func (e *Endpoint) StartError() error {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.startErr
 }
 
 // IsAttached implements stack.LinkEndpoint.
@@ -308,6 +358,7 @@ func (e *Endpoint) Close() {
 	if started {
 		e.nic.Stop()
 	}
+	e.flushTxQueue()
 }
 
 // SetOnCloseAction implements stack.LinkEndpoint.
@@ -317,25 +368,40 @@ func (e *Endpoint) SetOnCloseAction(f func()) {
 	e.mu.Unlock()
 }
 
-// WritePackets implements stack.LinkWriter. It never blocks: when the NIC's
-// TX ring is full the remaining packets are dropped, counted, and
-// ErrNoBufferSpace is returned so the stack accounts for them too
+// WritePackets implements stack.LinkWriter. It never blocks: a frame that
+// finds the TX ring full waits in the bounded software queue until the NIC
+// reports TxReady; when the queue is full too the frame is dropped, counted,
+// and ErrNoBufferSpace is returned so the stack accounts for it
 // (transports retransmit).
 func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) {
 	list := pkts.AsSlice()
 	max := int(e.MTU()) + EthHeaderLen
+	e.txMu.Lock()
+	defer e.txMu.Unlock()
+	e.drainLocked()
 	for i, pkt := range list {
 		if !e.linkUp.Load() {
 			e.Stats.TxLinkDown.Add(uint64(len(list) - i))
 			return i, &tcpip.ErrClosedForSend{}
 		}
 		if pkt.Size() > max {
-			e.Stats.TxErrors.Add(1)
+			e.Stats.TxErrors.Add(uint64(len(list) - i))
 			return i, &tcpip.ErrMessageTooLong{}
 		}
 		tb := newTxPacket(pkt, e.caps&CapScatterGather != 0)
 		n := tb.Len()
-		err := e.nic.Transmit(tb)
+		var err error
+		if e.txLen == 0 {
+			err = e.nic.Transmit(tb)
+		} else {
+			err = ErrTxFull // keep FIFO order behind queued frames
+		}
+		if err == ErrTxFull && e.txLen < len(e.txq) {
+			e.txq[(e.txHead+e.txLen)%len(e.txq)] = tb
+			e.txLen++
+			e.Stats.TxQueued.Add(1)
+			continue
+		}
 		if err != nil {
 			tb.Release()
 			rest := uint64(len(list) - i)
@@ -355,6 +421,55 @@ func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) 
 		e.Stats.TxBytes.Add(uint64(n))
 	}
 	return len(list), nil
+}
+
+// TxReady implements TxWaker: move queued frames into the freed
+// descriptors.
+func (e *Endpoint) TxReady() {
+	e.txMu.Lock()
+	e.drainLocked()
+	e.txMu.Unlock()
+}
+
+// drainLocked hands queued frames to the NIC until the ring is full again.
+// Also run on every WritePackets, so a NIC that never calls TxReady delays
+// frames but cannot wedge the queue.
+func (e *Endpoint) drainLocked() {
+	for e.txLen > 0 {
+		tb := e.txq[e.txHead]
+		err := e.nic.Transmit(tb)
+		if err == ErrTxFull {
+			return
+		}
+		e.txq[e.txHead] = nil
+		e.txHead = (e.txHead + 1) % len(e.txq)
+		e.txLen--
+		if err == nil {
+			e.Stats.TxFrames.Add(1)
+			e.Stats.TxBytes.Add(uint64(tb.Len()))
+		} else {
+			// Link went down or the NIC refused the frame.
+			tb.Release()
+			if err == ErrLinkDown {
+				e.Stats.TxLinkDown.Add(1)
+			} else {
+				e.Stats.TxErrors.Add(1)
+			}
+		}
+	}
+}
+
+// flushTxQueue drops every queued frame (carrier loss, Close).
+func (e *Endpoint) flushTxQueue() {
+	e.txMu.Lock()
+	for e.txLen > 0 {
+		e.txq[e.txHead].Release()
+		e.txq[e.txHead] = nil
+		e.txHead = (e.txHead + 1) % len(e.txq)
+		e.txLen--
+		e.Stats.TxLinkDown.Add(1)
+	}
+	e.txMu.Unlock()
 }
 
 // txPacket is the TxBuf the Endpoint hands to a NIC. It holds a reference

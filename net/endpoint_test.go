@@ -43,16 +43,20 @@ type host struct {
 	nic *nictest.NIC
 }
 
-func newHost(t *testing.T, nic *nictest.NIC, addr tcpip.Address) *host {
-	s, ep := nictest.NewStack(t, nic, addr)
+func newHost(t *testing.T, nic *nictest.NIC, addr tcpip.Address, o gnet.Options) *host {
+	s, ep := nictest.NewStack(t, nic, addr, o)
 	return &host{s: s, ep: ep, nic: nic}
 }
 
-func newPair(t *testing.T, capsA, capsB gnet.Capabilities, ring int) (*host, *host) {
+func newPair(t *testing.T, capsA, capsB gnet.Capabilities, ring int, o ...gnet.Options) (*host, *host) {
 	na, nb := nictest.Pair(
 		nictest.Config{MAC: macA, Caps: capsA, TxRing: ring},
 		nictest.Config{MAC: macB, Caps: capsB, TxRing: ring})
-	return newHost(t, na, addrA), newHost(t, nb, addrB)
+	var opt gnet.Options
+	if len(o) > 0 {
+		opt = o[0]
+	}
+	return newHost(t, na, addrA, opt), newHost(t, nb, addrB, opt)
 }
 
 func ping(t *testing.T, h *host, dst tcpip.Address, payload []byte, timeout time.Duration) error {
@@ -195,63 +199,81 @@ func TestMalformedFramesDropped(t *testing.T) {
 	}
 }
 
-// TestTxRingFullDrops freezes the TX engine: WritePackets must return
-// promptly with ErrNoBufferSpace, count the drops, and recover when the ring
-// drains.
-func TestTxRingFullDrops(t *testing.T) {
-	a, _ := newPair(t, 0, 0, 4)
-	if err := ping(t, a, addrB, []byte("warm arp"), 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	a.nic.HoldTX(true)
-	frame := func() stack.PacketBufferList {
-		var l stack.PacketBufferList
-		pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{
-			ReserveHeaderBytes: 14,
-			Payload:            buffer.MakeWithData(make([]byte, 100)),
-		})
-		pkt.NetworkProtocolNumber = ipv4.ProtocolNumber
-		pkt.EgressRoute.RemoteLinkAddress = tcpip.LinkAddress(macB[:])
-		a.ep.AddHeader(pkt)
-		l.PushBack(pkt)
-		return l
-	}
-	done := make(chan int)
-	go func() {
-		full := 0
-		for i := 0; i < 20; i++ {
-			l := frame()
-			if _, e := a.ep.WritePackets(l); e != nil {
-				if _, ok := e.(*tcpip.ErrNoBufferSpace); !ok {
-					t.Errorf("WritePackets error %v, want ErrNoBufferSpace", e)
-				}
-				full++
+// TestTxRingFull freezes the TX engine: WritePackets must return promptly,
+// park what fits in the software queue, drop and count the rest with
+// ErrNoBufferSpace, and deliver the queued frames once the NIC reports
+// TxReady.
+func TestTxRingFull(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		qlen  int
+		queue int // frames the software queue holds
+	}{{"no-queue", -1, 0}, {"queue-8", 8, 8}} {
+		t.Run(tc.name, func(t *testing.T) {
+			const ring, writes = 4, 20
+			a, _ := newPair(t, 0, 0, ring, gnet.Options{TxQueueLen: tc.qlen})
+			if err := ping(t, a, addrB, []byte("warm arp"), 10*time.Second); err != nil {
+				t.Fatal(err)
 			}
-			l.DecRef()
-		}
-		done <- full
-	}()
-	var full int
-	select {
-	case full = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("WritePackets blocked on a full TX ring")
-	}
-	// Ring of 4 plus at most one frame already taken by the engine.
-	if full < 15 || uint64(full) != a.ep.Stats.TxRingFull.Load() {
-		t.Fatalf("%d writes refused, TxRingFull = %d; want >= 15 and equal", full, a.ep.Stats.TxRingFull.Load())
-	}
-	a.nic.HoldTX(false)
-	// The engine drains the ring asynchronously; a ping sent before it has
-	// would itself be (correctly) dropped.
-	for deadline := time.Now().Add(10 * time.Second); a.nic.Queued() > 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("TX ring did not drain after release")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	if err := ping(t, a, addrB, []byte("after drain"), 10*time.Second); err != nil {
-		t.Fatal(err)
+			base := a.ep.Stats.TxFrames.Load()
+			a.nic.HoldTX(true)
+			frame := func() stack.PacketBufferList {
+				var l stack.PacketBufferList
+				pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{
+					ReserveHeaderBytes: 14,
+					Payload:            buffer.MakeWithData(make([]byte, 100)),
+				})
+				pkt.NetworkProtocolNumber = ipv4.ProtocolNumber
+				pkt.EgressRoute.RemoteLinkAddress = tcpip.LinkAddress(macB[:])
+				a.ep.AddHeader(pkt)
+				l.PushBack(pkt)
+				return l
+			}
+			done := make(chan int)
+			go func() {
+				full := 0
+				for i := 0; i < writes; i++ {
+					l := frame()
+					if _, e := a.ep.WritePackets(l); e != nil {
+						if _, ok := e.(*tcpip.ErrNoBufferSpace); !ok {
+							t.Errorf("WritePackets error %v, want ErrNoBufferSpace", e)
+						}
+						full++
+					}
+					l.DecRef()
+				}
+				done <- full
+			}()
+			var full int
+			select {
+			case full = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("WritePackets blocked on a full TX ring")
+			}
+			// The ring, the queue, and at most one frame the engine took
+			// before it noticed the hold.
+			most, least := writes-ring-tc.queue, writes-ring-tc.queue-1
+			st := &a.ep.Stats
+			if full < least || full > most || uint64(full) != st.TxRingFull.Load() {
+				t.Fatalf("%d writes refused, TxRingFull %d; want %d..%d and equal", full, st.TxRingFull.Load(), least, most)
+			}
+			if st.TxQueued.Load() != uint64(tc.queue) {
+				t.Fatalf("TxQueued %d, want %d", st.TxQueued.Load(), tc.queue)
+			}
+			a.nic.HoldTX(false)
+			// Every accepted frame must reach the NIC without any further
+			// WritePackets call: TxReady drains the queue.
+			want := base + uint64(writes-full)
+			for deadline := time.Now().Add(10 * time.Second); st.TxFrames.Load() != want || a.nic.Queued() > 0; {
+				if time.Now().After(deadline) {
+					t.Fatalf("TxFrames %d (want %d), ring %d after release", st.TxFrames.Load(), want, a.nic.Queued())
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if err := ping(t, a, addrB, []byte("after drain"), 10*time.Second); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 
@@ -348,3 +370,24 @@ func TestReceiveIsZeroCopy(t *testing.T) {
 		t.Fatalf("proto %#x type %v", d.proto, d.typ)
 	}
 }
+
+func TestStartFailureReported(t *testing.T) {
+	n, _ := nictest.Pair(nictest.Config{MAC: macA}, nictest.Config{MAC: macB})
+	if err := n.Start(recordingDispatcherHandler{}); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := gnet.NewEndpoint(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep.Attach(&recordingDispatcher{})
+	if ep.IsAttached() || ep.StartError() == nil {
+		t.Fatal("NIC start failure hidden")
+	}
+	n.Stop()
+}
+
+type recordingDispatcherHandler struct{}
+
+func (recordingDispatcherHandler) Receive(v *buffer.View)     { v.Release() }
+func (recordingDispatcherHandler) LinkChanged(gnet.LinkState) {}

@@ -23,7 +23,11 @@
 //     CapScatterGather gets the stack's segments as they are; others always
 //     get one contiguous segment.
 //   - A full TX ring is reported with ErrTxFull and never waited on: the
-//     caller keeps ownership, counts the drop and lets the transport retransmit.
+//     caller keeps ownership. After returning ErrTxFull a NIC calls
+//     TxWaker.TxReady once it has reclaimed descriptors (Linux's
+//     netif_stop_queue/netif_wake_queue), so the Endpoint can hold frames
+//     in a bounded software queue instead of dropping TCP bursts; only
+//     when that queue is full too are frames dropped and counted.
 package net
 
 import (
@@ -109,6 +113,20 @@ type Handler interface {
 	Receive(v *buffer.View)
 	// LinkChanged reports a carrier change.
 	LinkChanged(LinkState)
+}
+
+// TxWaker is implemented by handlers that queue frames while the TX ring
+// is full (the Endpoint does). After a Transmit returned ErrTxFull, a NIC
+// whose handler implements TxWaker calls TxReady once it has freed
+// descriptors. A driver must not lose this wakeup: it records that
+// TxReady is owed before its final ring-full check, not after. The NIC
+// must not hold locks its Transmit takes while calling TxReady.
+//
+// It is separate from Handler so handlers that wrap another (VLAN
+// untaggers, taps) keep compiling; a wrapper that does not forward
+// TxReady only delays queued frames until the next transmit.
+type TxWaker interface {
+	TxReady()
 }
 
 // NIC is the contract every gowrt Ethernet driver implements.

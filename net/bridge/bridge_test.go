@@ -413,3 +413,22 @@ func TestNewRejectsBadConfig(t *testing.T) {
 }
 
 func gnetMAC(b ...byte) gnet.MAC { var m gnet.MAC; copy(m[:], b); return m }
+
+// TestFDBHashSpreadsAllKeyBits: stations differing only in the first
+// octet, or only in the VLAN, must not pile onto one probe chain.
+func TestFDBHashSpreadsAllKeyBits(t *testing.T) {
+	clk := &clock{t: int64(time.Hour)}
+	b, _ := New(Config{MAC: brMAC, FDBSize: 64, Now: clk.now})
+	trunk := PortVLANs{Tagged: []uint16{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}}
+	b.AddPort(&capLink{}, trunk)
+	b.AddPort(&capLink{}, trunk)
+	b.SetLink(0, true)
+	b.SetLink(1, true)
+	for i := 0; i < 12; i++ {
+		b.Input(0, frame(bcast, gnet.MAC{byte(2 + 2*i), 0, 0, 0, 0, 1}, 1, 0, 46))
+		b.Input(0, frame(bcast, stA, i+1, 0, 46))
+	}
+	if n := b.FDBEntries(); n != 24 {
+		t.Fatalf("%d of 24 stations learned (FDB full %d)", n, b.fdb.full)
+	}
+}

@@ -16,6 +16,7 @@ type fdb struct {
 	slots     []fdbEntry
 	scratch   []fdbEntry // sweep's rebuild area, preallocated
 	mask      uint64
+	shift     uint // 64 - log2(table size)
 	seed      uint64
 	age       int64 // entry lifetime, ns
 	lastSweep int64
@@ -34,14 +35,16 @@ type fdbEntry struct {
 const maxProbe = 16
 
 func newFDB(size int, age int64, seed uint64) *fdb {
-	n := 1
+	n, bits := 1, uint(0)
 	for n < size {
 		n <<= 1
+		bits++
 	}
 	return &fdb{
 		slots:   make([]fdbEntry, n),
 		scratch: make([]fdbEntry, 0, n),
 		mask:    uint64(n - 1),
+		shift:   64 - bits,
 		seed:    seed | 1,
 		age:     age,
 	}
@@ -53,9 +56,10 @@ func fdbKey(vid uint16, mac []byte) uint64 {
 }
 
 func (t *fdb) hash(key uint64) uint64 {
-	// Fibonacci hashing of the seeded key; the per-bridge random seed keeps
-	// an outsider from precomputing colliding MACs.
-	return ((key ^ t.seed) * 0x9e3779b97f4a7c15) >> 20
+	// Fibonacci hashing of the seeded key: the top bits of the product
+	// depend on every key bit (MAC and VID alike). The per-bridge random
+	// seed keeps an outsider from precomputing colliding MACs.
+	return ((key ^ t.seed) * 0x9e3779b97f4a7c15) >> t.shift
 }
 
 func (t *fdb) live(e *fdbEntry, now int64) bool {

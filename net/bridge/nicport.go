@@ -17,6 +17,10 @@ import (
 // returns, while the NIC keeps a TxBuf until TX completion. Sharing the RX
 // view instead (refcounted, one reference per egress port) would remove
 // that copy; it is left for when a driver with gather DMA needs it.
+//
+// The port does not queue: a frame that finds the egress ring full is
+// dropped and counted (PortStats.TxDropped), as a switch drops at a
+// congested port, so a slow port never holds up the others.
 func (b *Bridge) AttachNIC(nic gnet.NIC, v PortVLANs) (int, error) {
 	np := &nicPort{b: b, nic: nic}
 	p, err := b.AddPort(np, v)

@@ -43,6 +43,7 @@ type NIC struct {
 	stopMu  sync.Mutex
 	isStop  bool
 	linkUp  atomic.Bool
+	full    atomic.Bool // Transmit returned ErrTxFull: owe a TxReady
 
 	// Counters of what the cable did.
 	TxDone       atomic.Uint64 // frames carried to the peer
@@ -135,6 +136,17 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 		n.TxBadSegs.Add(1)
 		return errors.New("nictest: gather list on a NIC without scatter-gather")
 	}
+	select {
+	case n.txq <- b:
+		return nil
+	default:
+	}
+	// Ring full. Record that a TxReady is owed *before* the final check:
+	// if the engine drained the ring in between, the retry succeeds; if
+	// not, the engine's next completion sees the flag. Setting it after
+	// the failed check would lose the wakeup when the engine empties the
+	// ring in that window (a real-driver bug class: netif_stop_queue).
+	n.full.Store(true)
 	select {
 	case n.txq <- b:
 		return nil
@@ -233,6 +245,13 @@ func (n *NIC) run() {
 				n.peer.RxLinkDown.Add(1)
 			}
 			b.Release()
+			if n.full.CompareAndSwap(true, false) {
+				n.rxMu.Lock()
+				if w, ok := n.h.(gnet.TxWaker); ok {
+					w.TxReady()
+				}
+				n.rxMu.Unlock()
+			}
 		}
 	}
 }

@@ -20,14 +20,29 @@ import (
 
 // NewStack builds a gVisor stack (IPv4, ARP, ICMP, TCP) whose NIC 1 is nic
 // through a gnet.Endpoint, with addr/24 and a default route. The stack is
-// closed when the test ends.
-func NewStack(t testing.TB, nic gnet.NIC, addr tcpip.Address) (*stack.Stack, *gnet.Endpoint) {
+// closed when the test ends. opts, if given, configure the Endpoint.
+func NewStack(t testing.TB, nic gnet.NIC, addr tcpip.Address, opts ...gnet.Options) (*stack.Stack, *gnet.Endpoint) {
 	t.Helper()
 	s := stack.New(stack.Options{
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, arp.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, icmp.NewProtocol4},
 	})
-	ep, err := gnet.NewEndpoint(nic)
+	var o gnet.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	// Router-sized TCP buffers: at most ~180 full segments in flight, so
+	// a window burst fits the Endpoint's default TX queue (gVisor's 1 MiB+
+	// defaults burst past it and then sit in loss recovery).
+	sndBuf := tcpip.TCPSendBufferSizeRangeOption{Min: 4 << 10, Default: 128 << 10, Max: 256 << 10}
+	rcvBuf := tcpip.TCPReceiveBufferSizeRangeOption{Min: 4 << 10, Default: 128 << 10, Max: 256 << 10}
+	if e := s.SetTransportProtocolOption(tcp.ProtocolNumber, &sndBuf); e != nil {
+		t.Fatalf("TCP send buffer: %v", e)
+	}
+	if e := s.SetTransportProtocolOption(tcp.ProtocolNumber, &rcvBuf); e != nil {
+		t.Fatalf("TCP receive buffer: %v", e)
+	}
+	ep, err := gnet.NewEndpointOptions(nic, o)
 	if err != nil {
 		t.Fatal(err)
 	}
