@@ -423,6 +423,13 @@ func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) 
 	return len(list), nil
 }
 
+// Queued is the number of frames waiting in the software TX queue.
+func (e *Endpoint) Queued() int {
+	e.txMu.Lock()
+	defer e.txMu.Unlock()
+	return e.txLen
+}
+
 // TxReady implements TxWaker: move queued frames into the freed
 // descriptors.
 func (e *Endpoint) TxReady() {
