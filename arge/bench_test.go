@@ -52,15 +52,19 @@ func benchTXRX(b *testing.B, size int) {
 		}
 	}
 	run(1024)
+	bounced0 := r.drv.Stats().TXBounced
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	b.ResetTimer()
 	run(b.N)
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "frames/s")
-	b.ReportMetric(0, "drivercopies/op")
-	if st := r.drv.Stats(); st.TXBounced != 0 || st.RXBad != 0 {
-		b.Fatalf("bounced %d bad %d", st.TXBounced, st.RXBad)
+	// The driver's only possible packet copy is a TX bounce (busdma);
+	// measured, not assumed. RX frames are lent in place.
+	st := r.drv.Stats()
+	b.ReportMetric(float64(st.TXBounced-bounced0)/float64(b.N), "txbounces/op")
+	if st.RXBad != 0 {
+		b.Fatalf("%d bad RX descriptors", st.RXBad)
 	}
 }
 

@@ -254,3 +254,52 @@ func (s *SoC) pllDance(cfg, clk, shift, val uint32) {
 	p.Barrier()
 	s.Delay(100 * time.Microsecond)
 }
+
+// GE0Interface is how GE0 is wired to its PHY on AR934x/QCA955x.
+type GE0Interface uint8
+
+const (
+	GE0RGMII GE0Interface = iota + 1
+	GE0MII
+	GE0GMII
+	GE0RMII
+)
+
+// SetGE0Interface selects GE0's PHY interface in ETH_CFG (AR934x:
+// RGMII bit 0, MII bit 1, GMII bit 2, RMII bit 10; QCA955x: RGMII_EN bit
+// 0 only — FreeBSD ar934xreg.h / qca955xreg.h). Other bits (switch-only
+// mode, PHY swap, APB access) are preserved. SoCs without ETH_CFG return
+// an error.
+func (s *SoC) SetGE0Interface(m GE0Interface) error {
+	all := uint32(EthCfgRGMIIGMAC0 | EthCfgMIIGMAC0 | EthCfgGMIIGMAC0 | EthCfgRMIIGMAC0)
+	var bit uint32
+	switch s.Info.Family {
+	case AR934x:
+		switch m {
+		case GE0RGMII:
+			bit = EthCfgRGMIIGMAC0
+		case GE0MII:
+			bit = EthCfgMIIGMAC0
+		case GE0GMII:
+			bit = EthCfgGMIIGMAC0
+		case GE0RMII:
+			bit = EthCfgRMIIGMAC0
+		default:
+			return fmt.Errorf("ar71xx: bad GE0 interface %d", m)
+		}
+	case QCA955x:
+		all = EthCfgRGMIIGMAC0
+		if m == GE0RGMII {
+			bit = EthCfgRGMIIGMAC0
+		} else if m != GE0GMII && m != GE0MII {
+			return fmt.Errorf("ar71xx: %s: GE0 interface %d not supported", s.Info.Name, m)
+		}
+	default:
+		return fmt.Errorf("ar71xx: %s has no ETH_CFG register", s.Info.Name)
+	}
+	s.pllMu.Lock()
+	defer s.pllMu.Unlock()
+	barrier.SetBits32(s.r.GMAC, EthCfg, all, bit)
+	s.r.GMAC.Barrier()
+	return nil
+}

@@ -432,3 +432,28 @@ func TestGPIOAndWatchdog(t *testing.T) {
 		t.Fatal("disarm")
 	}
 }
+
+func TestSetGE0Interface(t *testing.T) {
+	s, _, _, _, gmac := newTestSoC(t, 0x2120)
+	gmac.set(EthCfg, EthCfgSwOnlyMode|EthCfgMIIGMAC0)
+	if err := s.SetGE0Interface(GE0RGMII); err != nil {
+		t.Fatal(err)
+	}
+	if v := gmac.get(EthCfg); v != EthCfgSwOnlyMode|EthCfgRGMIIGMAC0 {
+		t.Fatalf("ETH_CFG = %#x", v)
+	}
+	if err := s.SetGE0Interface(GE0Interface(9)); err == nil {
+		t.Fatal("bad mode accepted")
+	}
+	q, _, _, _, qg := newTestSoC(t, 0x1130)
+	if err := q.SetGE0Interface(GE0RGMII); err != nil || qg.get(EthCfg) != EthCfgRGMIIGMAC0 {
+		t.Fatalf("QCA955x: %v %#x", err, qg.get(EthCfg))
+	}
+	if err := q.SetGE0Interface(GE0RMII); err == nil {
+		t.Fatal("QCA955x RMII accepted")
+	}
+	a, _, _, _, _ := newTestSoC(t, 0x00A2)
+	if err := a.SetGE0Interface(GE0RGMII); err == nil {
+		t.Fatal("AR71xx has no ETH_CFG")
+	}
+}
