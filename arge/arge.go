@@ -15,14 +15,14 @@
 // it was last reclaimed), a barrier drains the writes, and only then is
 // the first descriptor's control word written without EMPTY, followed by a
 // barrier and the TX enable that restarts an idle engine. Buffers are
-// mapped in place through busdma (zero-copy); on AR71xx/AR913x/AR724x the
+// mapped in place through busdma (zero-copy); on AR71xx/AR913x the
 // tag demands 4-byte aligned fragments and on every chip 4-byte-multiple
 // non-final fragments, and busdma bounces only the fragments that break
 // those rules.
 //
 // Receive buffers are cache-line aligned and stay mapped; the MAC writes
 // at a 2-byte offset on chips that allow it so that the IP header after
-// the 14-byte Ethernet header is 4-byte aligned (AR71xx/AR913x/AR724x
+// the 14-byte Ethernet header is 4-byte aligned (AR71xx/AR913x
 // need 4-byte aligned buffers and get no offset, like Linux). A receive
 // pass first finds the completed descriptors, then drains the SoC's DDR
 // write buffer for this MAC (so the data of every descriptor seen complete
@@ -239,6 +239,10 @@ func New(cfg Config) (*Driver, error) {
 	if cfg.Info.TXAlign4 {
 		align = 4
 	}
+	// Every non-final fragment must be a multiple of 4 bytes on every
+	// chip: FreeBSD (arge_mbuf_chain_is_tx_aligned) applies the rule to
+	// all MACs. The design notes suggest AR7240+ may not need it; staying
+	// conservative costs a bounce only for odd-length middle fragments.
 	d.txTag, err = busdma.NewTag(p, busdma.TagConfig{Name: name + "-tx", Alignment: align, SegLenMultiple: 4,
 		MaxSegments: MaxTXFrags, MaxSize: MaxFrameLen, MaxSegSize: MaxFrameLen, AddrLimit: 1<<32 - 1,
 		BounceBuffers: cfg.TXBounce})

@@ -141,9 +141,8 @@ type Info struct {
 	MIICtrl bool
 
 	// TXAlign4 / RXAlign4: DMA buffers must start 4-byte aligned
-	// (FreeBSD if_arge.c ARGE_HW_FLG_{TX,RX}_DESC_ALIGN_4BYTE is the
-	// default; only AR933x/AR934x/QCA953x/QCA955x are relaxed).
-	// AR724x is treated as 4-byte (FreeBSD's choice; Linux differs).
+	// (FreeBSD if_arge.c ARGE_HW_FLG_{TX,RX}_DESC_ALIGN_4BYTE): AR71xx
+	// and AR913x. AR724x: see the conflict noted at its template.
 	TXAlign4 bool
 	RXAlign4 bool
 	// DescLenMask bounds the length field of a descriptor (Linux: 4 KiB-1
@@ -290,14 +289,18 @@ var families = map[Family]Info{
 		MDIODefaultIndex: 7,
 		PLL:              PLLNone,
 		EthPLL:           [3]uint32{0x00991099, 0x00001099, 0x00110000}, // FreeBSD ar724xreg.h (AR7242 GE0 only)
-		TXAlign4:         true,
-		RXAlign4:         true,
-		DescLenMask:      0xFFF,
-		FIFOCfg1:         0x0010FFFF,
-		FIFOCfg2:         0x015500AA,
-		FIFOCfg3:         0x01F00140,
-		UART:             UART16550,
-		GPIOFunc:         GPIOFunc71xx,
+		// DMA alignment: the sources conflict. FreeBSD leaves AR724x out
+		// of its 1-byte list (so 4-byte rules apply); Linux gives it the
+		// 2-byte RX IP-align offset, i.e. byte-aligned DMA, and the
+		// project design (AR7161 needs 4-byte TX buffers, "AR7240+ does
+		// not") follows Linux. We do too: TXAlign4/RXAlign4 false.
+		// TestAR724xAlignmentChoice pins it.
+		DescLenMask: 0xFFF,
+		FIFOCfg1:    0x0010FFFF,
+		FIFOCfg2:    0x015500AA,
+		FIFOCfg3:    0x01F00140,
+		UART:        UART16550,
+		GPIOFunc:    GPIOFunc71xx,
 	},
 	AR933x: {
 		Family:           AR933x,

@@ -68,7 +68,7 @@ func TestFamilyFacts(t *testing.T) {
 	rows := []row{
 		{0x00A2, 0x24, AckNone, 0x9C, 0, 0xA8, true, 0xFFF, UART16550, 7, 28},
 		{0x00B0, 0x1C, AckNone, 0x7C, 0x88, 0, true, 0xFFF, UART16550, 7, 28},
-		{0x00C0, 0x1C, AckClearBit, 0x7C, 0, 0x88, true, 0xFFF, UART16550, 7, 26},
+		{0x00C0, 0x1C, AckClearBit, 0x7C, 0, 0x88, false, 0xFFF, UART16550, 7, 26},
 		{0x0110, 0x1C, AckClearBit, 0x7C, 0x88, 0, false, 0xFFF, UART933x, 7, 28},
 		{0x2120, 0x1C, AckClearBit, 0x9C, 0xAC, 0xA8, false, 0x3FFF, UART16550, 11, 58},
 		{0x1130, 0x1C, AckClearBit, 0x9C, 0xAC, 0xA8, false, 0x3FFF, UART16550, 11, 58},
@@ -455,5 +455,22 @@ func TestSetGE0Interface(t *testing.T) {
 	a, _, _, _, _ := newTestSoC(t, 0x00A2)
 	if err := a.SetGE0Interface(GE0RGMII); err == nil {
 		t.Fatal("AR71xx has no ETH_CFG")
+	}
+}
+
+// AR724x DMA alignment: FreeBSD and Linux disagree; we follow Linux and
+// the project design (byte-aligned TX and RX on AR7240 and later).
+func TestAR724xAlignmentChoice(t *testing.T) {
+	for _, rev := range []uint32{0x00C0, 0x0101, 0x1100} {
+		i, _ := Identify(rev)
+		if i.TXAlign4 || i.RXAlign4 {
+			t.Fatalf("%s: 4-byte alignment required; the chosen rule is byte alignment", i.Name)
+		}
+	}
+	for _, rev := range []uint32{0x00A2, 0x00B0} {
+		i, _ := Identify(rev)
+		if !i.TXAlign4 || !i.RXAlign4 {
+			t.Fatalf("%s must require 4-byte aligned DMA buffers", i.Name)
+		}
 	}
 }
