@@ -1,0 +1,551 @@
+// Package pcnet drives the AMD PCnet-PCI family (Am79C970A PCnet-PCI II, as
+// QEMU emulates it on malta, and its successors) and implements the gowrt
+// net.NIC contract.
+//
+// The chip runs in software style 2 (32-bit descriptors). The init block and
+// both descriptor rings live in coherent memory from a busdma tag, accessed
+// through a little-endian barrier.Space, so the layout is the chip's on
+// either CPU byte order. Each ring slot owns a cached, cache-line aligned
+// buffer loaded once in a busdma map; every hand-over is bracketed by the
+// map's Sync. Descriptors are handed to the chip by writing the word with
+// the OWN bit last, after a barrier, so the chip never sees OWN on a
+// half-written descriptor; received descriptors are read only after OWN is
+// seen clear, and their buffers only after a POSTREAD sync.
+//
+// Receive copies each frame from its ring buffer into a pooled gVisor view
+// (one copy; the ring buffer goes straight back to the chip). Transmit copies
+// the frame into the slot's buffer and releases the caller's TxBuf at once,
+// so the caller's memory is never DMA'd and a full ring is reported, not
+// waited on. Interrupts come through intr (PCI INTx is level-triggered; the
+// line is set to level), with a link-state poll beside them: the chip raises
+// no interrupt on a link change.
+//
+// Facts: AMD Am79C970A datasheet (registers, CSR0 bits, descriptor and init
+// block layout), QEMU hw/net/pcnet.c and pcnet-pci.c (WIO offsets, SWSTYLE 2
+// behaviour, the 4-byte FCS included in the RX message count, ONES nibble
+// check), qemu-malta.md §4.1.
+package pcnet
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gowrt/gowrt/barrier"
+	"github.com/gowrt/gowrt/busdma"
+	"github.com/gowrt/gowrt/intr"
+	gnet "github.com/gowrt/gowrt/net"
+)
+
+// Frame sizes.
+const (
+	minFrame = 60   // without FCS: the chip pads only with APAD_XMT; we pad
+	maxFrame = 1518 // 1500 + header + one VLAN tag
+	fcsLen   = 4
+	bufSize  = 1536 // per-slot buffer
+)
+
+// Config describes one chip.
+type Config struct {
+	// Regs is the I/O (or memory) BAR, RegSize bytes, little-endian.
+	Regs barrier.Space
+	// DMA is the platform DMA memory comes from (mipsdma on bare metal,
+	// hwsim's Memory in tests).
+	DMA busdma.Platform
+	// Intr delivers the chip's interrupt line Line.
+	Intr *intr.Dispatcher
+	Line int
+	// RxRing and TxRing are the ring sizes: powers of two, 2..512
+	// (default 32 and 32).
+	RxRing, TxRing int
+	// LinkPoll is the link-state poll period (default 500 ms).
+	LinkPoll time.Duration
+}
+
+// Stats are the driver's counters.
+type Stats struct {
+	RxFrames, RxBytes, RxErrors, RxDropped, Missed atomic.Uint64
+	TxFrames, TxBytes, TxErrors, TxFull            atomic.Uint64
+	Interrupts, MemErrors                          atomic.Uint64
+}
+
+// Errors.
+var (
+	ErrChip    = errors.New("pcnet: chip not recognised")
+	ErrConfig  = errors.New("pcnet: bad configuration")
+	ErrInit    = errors.New("pcnet: initialisation did not complete")
+	ErrStopped = errors.New("pcnet: stopped")
+	ErrSize    = errors.New("pcnet: frame size")
+)
+
+type slot struct {
+	buf []byte
+	m   *busdma.Map
+	pa  uint32
+}
+
+// NIC is one PCnet chip. It implements net.NIC.
+type NIC struct {
+	cfg  Config
+	regs barrier.Space
+	mac  gnet.MAC
+	part uint16
+
+	ib     barrier.Space // init block
+	rxd    barrier.Space // RX descriptors
+	txd    barrier.Space
+	ibPA   uint32
+	rxPA   uint32
+	txPA   uint32
+	rx, tx []slot
+
+	regMu sync.Mutex // RAP/RDP pairs
+
+	txMu           sync.Mutex
+	txHead, txTail int // next to fill, oldest not reclaimed
+	txUsed         int
+
+	rxMu   sync.Mutex // serialises RX ring and calls into h
+	rxHead int
+
+	h       gnet.Handler
+	started bool
+	stopped atomic.Bool
+	link    atomic.Bool
+	stop    chan struct{}
+	wg      sync.WaitGroup
+
+	// bugs selects deliberately wrong behaviour for hazard tests.
+	bugs bugs
+
+	Stats Stats
+}
+
+// bugs are the mistakes the hazard tests make the driver commit.
+type bugs struct {
+	ownFirst  bool // write the OWN word before the buffer address
+	noBarrier bool // no barrier between descriptor fields and OWN
+	noSync    bool // skip busdma syncs
+}
+
+// New resets the chip, identifies it, reads its station address and sets
+// up the init block and rings. The chip is initialised but not started.
+func New(cfg Config) (*NIC, error) {
+	if cfg.Regs == nil || cfg.DMA == nil || cfg.Intr == nil {
+		return nil, fmt.Errorf("%w: Regs, DMA and Intr are required", ErrConfig)
+	}
+	if cfg.RxRing == 0 {
+		cfg.RxRing = 32
+	}
+	if cfg.TxRing == 0 {
+		cfg.TxRing = 32
+	}
+	if cfg.LinkPoll == 0 {
+		cfg.LinkPoll = 500 * time.Millisecond
+	}
+	rl, ok1 := log2(cfg.RxRing)
+	tl, ok2 := log2(cfg.TxRing)
+	if !ok1 || !ok2 || rl < 1 || tl < 1 || rl > 9 || tl > 9 {
+		return nil, fmt.Errorf("%w: ring sizes %d/%d (powers of two, 2..512)", ErrConfig, cfg.RxRing, cfg.TxRing)
+	}
+	n := &NIC{cfg: cfg, regs: cfg.Regs, stop: make(chan struct{})}
+	n.reset()
+	id := uint32(n.csr(csr89))<<16 | uint32(n.csr(csr88))
+	n.part = uint16(id >> 12)
+	if _, ok := knownParts[n.part]; !ok {
+		return nil, fmt.Errorf("%w: CSR88/89 = %#08x (part %#04x)", ErrChip, id, n.part)
+	}
+	for i := range n.mac {
+		n.mac[i] = n.regs.Read8(regAPROM + uint32(i))
+	}
+	if n.mac.IsZero() || n.mac.IsMulticast() {
+		return nil, fmt.Errorf("%w: address PROM holds %v", ErrChip, n.mac)
+	}
+	if err := n.alloc(rl, tl); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+func log2(x int) (uint, bool) {
+	for i := uint(0); i < 16; i++ {
+		if 1<<i == x {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// PartName returns the chip's name.
+func (n *NIC) PartName() string { return knownParts[n.part] }
+
+func (n *NIC) reset() {
+	n.regMu.Lock()
+	_ = n.regs.Read16(regReset)
+	n.regs.Barrier()
+	// SWSTYLE 2: 32-bit structures, PCnet-PCI descriptors.
+	n.regs.Write16(regRAP, bcr20)
+	n.regs.Write16(regBDP, bcr20Style2)
+	n.regs.Barrier()
+	n.regMu.Unlock()
+}
+
+func (n *NIC) csr(r uint16) uint16 {
+	n.regMu.Lock()
+	defer n.regMu.Unlock()
+	n.regs.Write16(regRAP, r)
+	n.regs.Barrier() // RAP must be set before RDP is read
+	return n.regs.Read16(regRDP)
+}
+
+func (n *NIC) setCSR(r, v uint16) {
+	n.regMu.Lock()
+	defer n.regMu.Unlock()
+	n.regs.Write16(regRAP, r)
+	n.regs.Barrier()
+	n.regs.Write16(regRDP, v)
+	n.regs.Barrier()
+}
+
+func (n *NIC) bcr(r uint16) uint16 {
+	n.regMu.Lock()
+	defer n.regMu.Unlock()
+	n.regs.Write16(regRAP, r)
+	n.regs.Barrier()
+	return n.regs.Read16(regBDP)
+}
+
+func (n *NIC) alloc(rl, tl uint) error {
+	ctag, err := busdma.NewTag(n.cfg.DMA, busdma.TagConfig{Name: "pcnet-desc", Alignment: 16, MaxSize: 512 * descSize, AddrLimit: 0xffffffff, BounceBuffers: 1})
+	if err != nil {
+		return err
+	}
+	var pa uint64
+	if n.ib, pa, err = ctag.AllocCoherent(initSize+4, barrier.LittleEndian); err != nil {
+		return err
+	}
+	n.ibPA = uint32(pa)
+	if n.rxd, pa, err = ctag.AllocCoherent(n.cfg.RxRing*descSize, barrier.LittleEndian); err != nil {
+		return err
+	}
+	n.rxPA = uint32(pa)
+	if n.txd, pa, err = ctag.AllocCoherent(n.cfg.TxRing*descSize, barrier.LittleEndian); err != nil {
+		return err
+	}
+	n.txPA = uint32(pa)
+	btag, err := busdma.NewTag(n.cfg.DMA, busdma.TagConfig{Name: "pcnet-buf", Alignment: 4, MaxSize: bufSize, AddrLimit: 0xffffffff, BounceBuffers: 1})
+	if err != nil {
+		return err
+	}
+	mk := func(k int, dir busdma.Dir) ([]slot, error) {
+		s := make([]slot, k)
+		for i := range s {
+			b, err := btag.Alloc(bufSize)
+			if err != nil {
+				return nil, err
+			}
+			m, err := btag.NewMap()
+			if err != nil {
+				return nil, err
+			}
+			segs, err := m.Load(b, dir)
+			if err != nil {
+				return nil, err
+			}
+			if len(segs) != 1 {
+				return nil, fmt.Errorf("pcnet: ring buffer in %d segments", len(segs))
+			}
+			s[i] = slot{buf: b, m: m, pa: uint32(segs[0].Addr)}
+		}
+		return s, nil
+	}
+	if n.rx, err = mk(n.cfg.RxRing, busdma.FromDevice); err != nil {
+		return err
+	}
+	if n.tx, err = mk(n.cfg.TxRing, busdma.ToDevice); err != nil {
+		return err
+	}
+	// Init block: promiscuous off, all multicast accepted (LADRF all ones:
+	// IPv6 neighbour discovery needs multicast; the stack filters).
+	n.ib.Write32(ibMode, uint32(rl)<<20|uint32(tl)<<28)
+	m := n.mac
+	n.ib.Write32(ibPADR, uint32(m[0])|uint32(m[1])<<8|uint32(m[2])<<16|uint32(m[3])<<24)
+	n.ib.Write32(ibPADR+4, uint32(m[4])|uint32(m[5])<<8)
+	n.ib.Write32(ibLADRF, 0xffffffff)
+	n.ib.Write32(ibLADRF+4, 0xffffffff)
+	n.ib.Write32(ibRDRA, n.rxPA)
+	n.ib.Write32(ibTDRA, n.txPA)
+	for i := range n.rx {
+		n.giveRx(i)
+	}
+	for i := range n.tx {
+		// Owned by the driver; Transmit fills in the address.
+		n.txd.Write32(uint32(i*descSize)+dAddr, 0)
+		n.txd.Write32(uint32(i*descSize)+dCtl, 0)
+	}
+	n.ib.Barrier()
+	return nil
+}
+
+// giveRx hands RX slot i (back) to the chip.
+func (n *NIC) giveRx(i int) {
+	s := &n.rx[i]
+	if !n.bugs.noSync {
+		_ = s.m.Sync(busdma.PreRead)
+	}
+	d := uint32(i * descSize)
+	n.rxd.Write32(d+dAddr, s.pa)
+	n.rxd.Write32(d+dMisc, 0)
+	n.rxd.Barrier() // the chip must see the address before OWN
+	n.rxd.Write32(d+dCtl, uint32(descOWN)<<16|uint32(bcnt(bufSize)))
+}
+
+// bcnt is the BCNT field for a length: two's complement in bits 11:0, ones
+// in 15:12 (the chip checks the ONES nibble).
+func bcnt(n int) uint16 { return uint16(-n)&mcntMask | bcntOnes }
+
+// MACAddress implements net.NIC.
+func (n *NIC) MACAddress() gnet.MAC { return n.mac }
+
+// MTU implements net.NIC.
+func (n *NIC) MTU() int { return gnet.DefaultMTU }
+
+// Capabilities implements net.NIC: none (one buffer per frame).
+func (n *NIC) Capabilities() gnet.Capabilities { return 0 }
+
+// Link implements net.NIC. The PCnet-PCI II reports no speed; it is a
+// 10 Mbit/s part on real hardware (QEMU does not throttle).
+func (n *NIC) Link() gnet.LinkState {
+	if n.linkUp() {
+		return gnet.LinkState{Up: true, SpeedMbps: 10, FullDuplex: true}
+	}
+	return gnet.LinkState{}
+}
+
+func (n *NIC) linkUp() bool { return n.bcr(bcr4)&bcr4LinkStatus != 0 }
+
+// Start implements net.NIC: it loads the init block, starts the chip with
+// interrupts enabled and begins delivering to h.
+func (n *NIC) Start(h gnet.Handler) error {
+	if h == nil {
+		return fmt.Errorf("%w: nil handler", ErrConfig)
+	}
+	if n.started {
+		return fmt.Errorf("%w: started twice", ErrConfig)
+	}
+	n.started = true
+	n.h = h
+	n.setCSR(csr1, uint16(n.ibPA))
+	n.setCSR(csr2, uint16(n.ibPA>>16))
+	n.setCSR(csr3, 0) // no interrupt masked
+	n.setCSR(csr0, csr0INIT)
+	ok := false
+	for i := 0; i < 100000; i++ {
+		if n.csr(csr0)&csr0IDON != 0 {
+			ok = true
+			break
+		}
+	}
+	if !ok {
+		return fmt.Errorf("%w: CSR0 %#04x", ErrInit, n.csr(csr0))
+	}
+	if err := n.cfg.Intr.Controller().SetTrigger(n.cfg.Line, intr.Level); err != nil {
+		return fmt.Errorf("pcnet: line %d: %w", n.cfg.Line, err)
+	}
+	if err := n.cfg.Intr.Register(n.cfg.Line, "pcnet", n.service); err != nil {
+		return err
+	}
+	n.setCSR(csr0, csr0IDON|csr0STRT|csr0IENA)
+	n.rxMu.Lock()
+	n.link.Store(n.linkUp())
+	n.h.LinkChanged(n.Link())
+	n.rxMu.Unlock()
+	n.wg.Add(1)
+	go n.pollLink()
+	return nil
+}
+
+func (n *NIC) pollLink() {
+	defer n.wg.Done()
+	t := time.NewTicker(n.cfg.LinkPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+		}
+		up := n.linkUp()
+		if up != n.link.Load() {
+			n.link.Store(up)
+			n.rxMu.Lock()
+			if !n.stopped.Load() {
+				n.h.LinkChanged(n.Link())
+			}
+			n.rxMu.Unlock()
+		}
+	}
+}
+
+// service is the interrupt handler: acknowledge the causes (keeping
+// interrupts enabled), then reap received frames and finished transmits.
+// It loops until no cause is left, so the level line is low when the
+// dispatcher unmasks it.
+func (n *NIC) service() {
+	n.Stats.Interrupts.Add(1)
+	for i := 0; i < 16; i++ {
+		c := n.csr(csr0)
+		if c&csr0Causes == 0 {
+			return
+		}
+		n.setCSR(csr0, c&csr0Causes|csr0IENA)
+		if c&csr0MISS != 0 {
+			n.Stats.Missed.Add(1)
+		}
+		if c&(csr0MERR|csr0BABL) != 0 {
+			n.Stats.MemErrors.Add(1)
+		}
+		n.reapRx()
+		n.reapTx()
+	}
+}
+
+// reapRx delivers every frame the chip has handed back.
+func (n *NIC) reapRx() {
+	n.rxMu.Lock()
+	defer n.rxMu.Unlock()
+	for k := 0; k < len(n.rx); k++ {
+		i := n.rxHead
+		d := uint32(i * descSize)
+		ctl := n.rxd.Read32(d + dCtl)
+		st := uint16(ctl >> 16)
+		if st&descOWN != 0 {
+			return
+		}
+		n.rxd.Barrier() // read the rest of the descriptor after OWN
+		mcnt := int(n.rxd.Read32(d+dMisc) & mcntMask)
+		s := &n.rx[i]
+		switch {
+		case st&descERR != 0 || st&(descSTP|descENP) != descSTP|descENP:
+			n.Stats.RxErrors.Add(1)
+		case mcnt < gnet.EthHeaderLen+fcsLen || mcnt > bufSize:
+			n.Stats.RxErrors.Add(1)
+		case n.stopped.Load():
+			n.Stats.RxDropped.Add(1)
+		default:
+			if !n.bugs.noSync {
+				_ = s.m.Sync(busdma.PostRead)
+			}
+			l := mcnt - fcsLen
+			v := gnet.NewRxView()
+			copy(v.AsSlice(), s.buf[:l])
+			v.CapLength(l)
+			n.Stats.RxFrames.Add(1)
+			n.Stats.RxBytes.Add(uint64(l))
+			n.h.Receive(v)
+		}
+		n.giveRx(i)
+		n.rxHead = (i + 1) & (len(n.rx) - 1)
+	}
+}
+
+// reapTx reclaims descriptors the chip has finished with.
+func (n *NIC) reapTx() {
+	n.txMu.Lock()
+	defer n.txMu.Unlock()
+	for n.txUsed > 0 {
+		i := n.txTail
+		d := uint32(i * descSize)
+		st := uint16(n.txd.Read32(d+dCtl) >> 16)
+		if st&descOWN != 0 {
+			return
+		}
+		n.txd.Barrier()
+		if st&descERR != 0 || n.txd.Read32(d+dMisc)&(txBUFF|txUFLO|txLCOL|txLCAR|txRTRY) != 0 {
+			n.Stats.TxErrors.Add(1)
+		}
+		if !n.bugs.noSync {
+			_ = n.tx[i].m.Sync(busdma.PostWrite)
+		}
+		n.txTail = (i + 1) & (len(n.tx) - 1)
+		n.txUsed--
+	}
+}
+
+// Transmit implements net.NIC. The frame is copied into the ring slot's
+// buffer and b is released before Transmit returns.
+func (n *NIC) Transmit(b gnet.TxBuf) error {
+	l := b.Len()
+	if l < gnet.EthHeaderLen || l > maxFrame {
+		return fmt.Errorf("%w: %d bytes", ErrSize, l)
+	}
+	if n.stopped.Load() || !n.started {
+		return ErrStopped
+	}
+	if !n.link.Load() {
+		return gnet.ErrLinkDown
+	}
+	n.txMu.Lock()
+	if n.txUsed == len(n.tx) {
+		n.txMu.Unlock()
+		n.reapTx() // the interrupt may not have run yet
+		n.txMu.Lock()
+		if n.txUsed == len(n.tx) {
+			n.txMu.Unlock()
+			n.Stats.TxFull.Add(1)
+			return gnet.ErrTxFull
+		}
+	}
+	i := n.txHead
+	s := &n.tx[i]
+	off := 0
+	for _, seg := range b.Segments() {
+		off += copy(s.buf[off:], seg)
+	}
+	for ; off < minFrame; off++ {
+		s.buf[off] = 0
+	}
+	if !n.bugs.noSync {
+		_ = s.m.Sync(busdma.PreWrite)
+	}
+	d := uint32(i * descSize)
+	own := uint32(descOWN|descSTP|descENP)<<16 | uint32(bcnt(off))
+	if n.bugs.ownFirst {
+		n.txd.Write32(d+dCtl, own)
+	}
+	n.txd.Write32(d+dAddr, s.pa)
+	n.txd.Write32(d+dMisc, 0)
+	if !n.bugs.noBarrier {
+		n.txd.Barrier() // every field before OWN
+	}
+	if !n.bugs.ownFirst {
+		n.txd.Write32(d+dCtl, own)
+	}
+	n.txd.Barrier()
+	n.txHead = (i + 1) & (len(n.tx) - 1)
+	n.txUsed++
+	n.txMu.Unlock()
+	n.setCSR(csr0, csr0TDMD|csr0IENA)
+	n.Stats.TxFrames.Add(1)
+	n.Stats.TxBytes.Add(uint64(l))
+	b.Release()
+	return nil
+}
+
+// Stop implements net.NIC: the chip is stopped (no more DMA), the
+// interrupt line released and the link poll ended.
+func (n *NIC) Stop() {
+	if n.stopped.Swap(true) {
+		return
+	}
+	n.setCSR(csr0, csr0STOP)
+	if n.started {
+		_ = n.cfg.Intr.Unregister(n.cfg.Line)
+		close(n.stop)
+		n.wg.Wait()
+	}
+}
+
+var _ gnet.NIC = (*NIC)(nil)
