@@ -10,7 +10,8 @@
 //     fragment's buffer from memory's device view, sets EMPTY on every
 //     descriptor it finished, counts one packet per descriptor in
 //     DMA_TX_STATUS, and puts the frame on the wire when it reaches a
-//     descriptor without MORE. Meeting EMPTY in the middle of a frame is a
+//     descriptor without MORE. (TX write-backs go straight to memory: a
+//     late EMPTY only delays reclaim, it cannot corrupt.) Meeting EMPTY in the middle of a frame is a
 //     TX underrun: the truncated frame is lost, UNDERRUN is raised, the
 //     engine stops and the model reports the misuse.
 //   - RX takes frames from its FIFO (filled by the wire), needs a

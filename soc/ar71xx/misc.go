@@ -78,6 +78,14 @@ func (m *MiscController) Unmask(line int) error {
 // against a write-0-to-clear model and shows the other form losing a
 // latched line.
 //
+// Linux's form has a window: a bit that latches between the read and the
+// write is written back as 0 and cleared. For the level sources on this
+// controller that is harmless — a source still asserted latches its bit
+// again at once (the ar71xxsim model does exactly that) — whereas writing
+// ^bit, which would close the window on a write-0-to-clear register, would
+// set every other bit if the register were plain read/write, which the
+// sources do not rule out.
+//
 // On AR71xx/AR913x Ack does nothing: the status bit follows the source.
 func (m *MiscController) Ack(line int) error {
 	if err := intr.CheckLine(m, line); err != nil {
