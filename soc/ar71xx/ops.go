@@ -303,3 +303,24 @@ func (s *SoC) SetGE0Interface(m GE0Interface) error {
 	s.r.GMAC.Barrier()
 	return nil
 }
+
+// FlushingHandler returns h preceded by the DDR flush this SoC needs before
+// a handler on CPU interrupt line cpuLine may look at what its device
+// wrote (IP2 PCI/PCIe/WMAC and IP3 USB on the SoCs that need it; none on
+// QCA955x). Lines that need no flush get h itself. A failed flush is
+// passed to onErr (if set) and the handler still runs: skipping it would
+// lose the interrupt.
+func (s *SoC) FlushingHandler(cpuLine int, h func(), onErr func(error)) (func(), error) {
+	if cpuLine < 0 || cpuLine >= len(s.Info.IRQFlush) {
+		return nil, fmt.Errorf("ar71xx: CPU interrupt line %d out of range", cpuLine)
+	}
+	if s.Info.IRQFlush[cpuLine] == noFlush {
+		return h, nil
+	}
+	return func() {
+		if err := s.FlushForIRQ(cpuLine); err != nil && onErr != nil {
+			onErr(err)
+		}
+		h()
+	}, nil
+}

@@ -474,3 +474,33 @@ func TestAR724xAlignmentChoice(t *testing.T) {
 		}
 	}
 }
+
+func TestFlushingHandler(t *testing.T) {
+	s, ddr, _, _, _ := newTestSoC(t, 0x00A2) // AR71xx: IP3 (USB) flushes channel 2 at 0xA4
+	starts := 0
+	flushReg(ddr, 0xA4, 1, &starts)
+	ran := 0
+	h, err := s.FlushingHandler(CPUIRQUSB, func() {
+		if starts != 2 {
+			t.Errorf("handler ran before the flush (%d starts)", starts)
+		}
+		ran++
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h()
+	if ran != 1 {
+		t.Fatal("handler did not run")
+	}
+	// GE0 needs no CPU-level flush: the handler comes back unwrapped.
+	plain := func() {}
+	g, _ := s.FlushingHandler(CPUIRQGE0, plain, nil)
+	g()
+	if len(ddr.log) != 6 {
+		t.Fatalf("GE0 handler flushed: %v", ddr.log)
+	}
+	if _, err := s.FlushingHandler(9, plain, nil); err == nil {
+		t.Fatal("line 9 accepted")
+	}
+}
