@@ -112,7 +112,8 @@ type Config struct {
 	TXBounce int
 
 	// Receive is called for every good frame (FCS stripped). The frame
-	// is the DMA buffer itself, valid only until Receive returns.
+	// is the DMA buffer itself, valid only until Receive returns. It may
+	// call Transmit (forwarding), on this or another port.
 	Receive func(frame []byte)
 	// TXDone is called, with the token given to Transmit, when a frame's
 	// buffers are no longer used by the hardware (sent or dropped).
@@ -303,12 +304,14 @@ func (d *Driver) wr(off, v uint32) { d.r.Write32(off, v) }
 // Start resets and programs the MAC, initialises the rings and enables
 // reception and interrupts (FreeBSD arge_reset_mac / arge_init_locked).
 func (d *Driver) Start() error {
+	// Lock order is ctl → rx → tx everywhere: a Receive callback (run
+	// with rxMu held) may call Transmit.
 	d.ctlMu.Lock()
 	defer d.ctlMu.Unlock()
-	d.txMu.Lock()
-	defer d.txMu.Unlock()
 	d.rxMu.Lock()
 	defer d.rxMu.Unlock()
+	d.txMu.Lock()
+	defer d.txMu.Unlock()
 
 	d.wr(RegMACCfg1, Cfg1SoftReset)
 	d.r.Barrier()

@@ -298,3 +298,28 @@ func TestLinkFlap(t *testing.T) {
 		t.Fatalf("link back %v, reprogrammed %d times", r.drv.Link(), r.drv.Stats().LinkChanges-before)
 	}
 }
+
+// TestForwardFromReceive: a Receive callback that transmits (a bridge
+// forwarding on the same port) works and does not deadlock against the
+// driver's own locks.
+func TestForwardFromReceive(t *testing.T) {
+	r := newRig(t, rigOpts{seed: 12, fastLink: true})
+	r.keep = false
+	hops := 0
+	var tok uint64 = 100
+	r.onRecv = func(f []byte) {
+		if hops < 20 {
+			hops++
+			tok++
+			if err := r.drv.TransmitFrame(append([]byte(nil), f...), tok); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	if err := r.drv.TransmitFrame(frame(200, 1), 1); err != nil {
+		t.Fatal(err)
+	}
+	if !r.pump(500, func() bool { return hops == 20 && r.rxN == 21 }) {
+		t.Fatalf("forwarded %d times, received %d", hops, r.rxN)
+	}
+}
