@@ -144,7 +144,8 @@ func boot(argc, argv, envp, memsize uint32) (sp, status uint32) {
 		k.freeFrame(pa)
 	}
 	k.mem.framesBoot = k.mem.nfree
-	k.mem.limit = k.mem.nfree - ptSlack
+	// Keep back enough frames for the page tables of all of RAM in use.
+	k.mem.limit = k.mem.nfree - ptSlack - uint32(ram>>pdShift)
 
 	// Map the initial data pages where the loader put them; zero the rest
 	// of the last one (the start of BSS). BSS beyond is demand-zero.

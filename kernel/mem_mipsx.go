@@ -16,7 +16,7 @@ const (
 	userBase  = 0x00400000 // below: never mapped, so nil dereferences fault
 	// The program's data+BSS live in kseg2 (the Go linker loses the data
 	// contents when -D is below -T), the heap and mmap space in kuseg.
-	ptSlack = 32 // frames kept back for page-table pages
+	ptSlack = 16 // frames kept back for page-table pages, plus one per 4 MiB of RAM
 )
 
 // --- physical frames --------------------------------------------------

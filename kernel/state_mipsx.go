@@ -3,7 +3,7 @@
 package kernel
 
 const (
-	maxThreads = 64
+	maxThreads = 256 // power of two (indexes are masked)
 	maxFDs     = 32
 	maxEpoll   = 32 // interest entries per kernel (shared by all epoll fds)
 	maxVMA     = 512

@@ -55,6 +55,7 @@ var checks = []check{
 	{"sigbus", sigbus},
 	{"unknown", unknownSyscall},
 	{"divzero", divZero},
+	{"threads", manyThreads},
 }
 
 func main() {
@@ -609,4 +610,29 @@ func recurse(n int) int {
 	var pad [64]byte
 	pad[n%64] = byte(n)
 	return recurse(n+1) + int(pad[0])
+}
+
+// manyThreads: goroutines blocked in system calls each hold a thread, so
+// the runtime clones many (Linux semantics the kernel must keep up with).
+func manyThreads() error {
+	const n = 80
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ts := syscall.Timespec{Nsec: 50e6}
+			syscall.Nanosleep(&ts, nil)
+		}()
+	}
+	wg.Wait()
+	in, err := kernel.ReadInfo()
+	if err != nil {
+		return err
+	}
+	if in.Threads < 20 {
+		return fmt.Errorf("only %d threads for %d blocking system calls", in.Threads, n)
+	}
+	fmt.Printf("threads: %d kernel threads after %d concurrent blocking system calls\n", in.Threads, n)
+	return nil
 }
