@@ -64,6 +64,7 @@ const (
 	sysGowrtIRQWait    = 4902 // gowrt: block until a line fires
 	sysGowrtIdleStats  = 4903 // gowrt: idle-window counters
 	sysGowrtCrash      = 4904 // gowrt: fault inside the trap handler (only with the ktest switch)
+	sysGowrtDMAAlloc   = 4905 // gowrt: physically contiguous frames for device DMA
 	firstLinuxSyscall  = 4000
 	lastTrackedSyscall = 4511
 )
@@ -112,7 +113,7 @@ func Classify(nr uint32) (Disposition, uint32) {
 		sysEpollCtl, sysEpollPwait, sysEventfd2, sysEpollCreate1,
 		sysClockGettime, sysClockGettime64, sysClockGetres, sysTgkill,
 		sysKill, sysGetrandom, sysGowrtInfo, sysGowrtIRQ,
-		sysGowrtIRQWait, sysGowrtIdleStats, sysGowrtCrash:
+		sysGowrtIRQWait, sysGowrtIdleStats, sysGowrtCrash, sysGowrtDMAAlloc:
 		return Handled, 0
 	case sysOpen, sysOpenat, sysStat64, sysLstat64:
 		// No file system: the runtime's cgroup and hugepage probes and

@@ -183,6 +183,8 @@ func (k *kstate) syscall(fr *frame) (fast, yield bool) {
 		k.irqWait(fr, t, a0)
 	case sysGowrtIdleStats:
 		k.idleStats(fr, uintptr(a0))
+	case sysGowrtDMAAlloc:
+		k.dmaAlloc(fr, a0, a1)
 	case sysGowrtCrash:
 		if k.flags&kfTest == 0 {
 			fail(fr, ePERM)
