@@ -42,7 +42,9 @@
 // and K=V environment variables): ktrace prints every system call,
 // knosig disables signal delivery (and sets GODEBUG=asyncpreemptoff=1),
 // kidle=naive leaves the idle window unregistered (a test of the race it
-// closes), ktest allows a deliberate kernel fault (a test of the fault path).
+// closes), kcompare=noguard trusts every Compare write (a test of the QEMU
+// race where a deadline that passes during the write is never signalled),
+// ktest allows a deliberate kernel fault (a test of the fault path).
 //
 // A program becomes firmware by importing its board package, for example
 // import _ "github.com/gowrt/gowrt/board/malta".

@@ -170,8 +170,9 @@ type kstats struct {
 
 // Kernel command-line switches.
 const (
-	kfTrace     = 1 << iota // print every system call
-	kfNaiveIdle             // do not register the idle window (tests the race)
-	kfNoSig                 // do not deliver signals (asyncpreemptoff)
-	kfTest                  // allow the deliberate kernel-fault call (tests)
+	kfTrace          = 1 << iota // print every system call
+	kfNaiveIdle                  // do not register the idle window (tests the race)
+	kfNoSig                      // do not deliver signals (asyncpreemptoff)
+	kfTest                       // allow the deliberate kernel-fault call (tests)
+	kfNoCompareGuard             // trust Compare writes (tests the QEMU race the guard closes)
 )

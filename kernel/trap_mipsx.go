@@ -318,6 +318,9 @@ func (k *kstate) arm(now, deadline int64) bool {
 	writeCompare(c)
 	k.stats.timerWrites++
 	k.armed = deadline
+	if k.flags&kfNoCompareGuard != 0 {
+		return true // test switch: trust the write (do not even read Count)
+	}
 	if int32(readCount()-c) >= 0 {
 		k.stats.timerMissed++
 		k.armed = 0

@@ -11,7 +11,7 @@ import (
 // where guest time is one nanosecond per instruction, and reports the
 // kernel's costs as instruction counts: boot-to-main, clock_gettime, a null
 // system call, futex wake-to-run and RAM at idle. TestInterrupts and
-// TestIdleWindow report interrupt-to-handler-goroutine and idle wake-up
+// TestHazardIdleWaitRace report interrupt-to-handler-goroutine and idle wake-up
 // latency the same way. They are reported, not asserted: run with -v.
 func TestInstructionCounts(t *testing.T) {
 	for _, board := range arches {

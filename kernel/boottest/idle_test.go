@@ -10,11 +10,11 @@ import (
 
 var idleRE = regexp.MustCompile(`idletest: (\d+) sleeps, (\d+) interrupts inside the window \((\d+) skipped over, (\d+) naive\), (\d+) lost wake-ups`)
 
-// TestIdleWindow makes timer interrupts land between the idle loop's check
+// TestHazardIdleWaitRace makes timer interrupts land between the idle loop's check
 // and its WAIT thousands of times (progs/idletest): with the kernel's
 // skip-over window no wake-up is lost; with the deliberately naive idle
 // (kidle=naive: the window is not registered) every one of them is.
-func TestIdleWindow(t *testing.T) {
+func TestHazardIdleWaitRace(t *testing.T) {
 	for _, board := range arches {
 		img := buildImage(t, board, "./kernel/boottest/progs/idletest")
 		for _, naive := range []bool{false, true} {

@@ -102,6 +102,8 @@ func main() {
 	s, _ := kernel.ReadIdleStats()
 	fmt.Printf("idletest: %d sleeps, %d interrupts inside the window (%d skipped over, %d naive), %d lost wake-ups\n",
 		iters, total, s.WindowHits, s.NaiveHits, s.LostWakeups)
-	fmt.Printf("idletest: wake latency all p50 %d ns p99 %d ns; window hits p50 %d ns p99 %d ns\n",
-		lat[len(lat)/2], lat[len(lat)*99/100], hitLat[len(hitLat)/2], hitLat[len(hitLat)*99/100])
+	fmt.Printf("idletest: wake latency all p50 %d ns p99 %d ns max %d ns; window hits p50 %d ns p99 %d ns\n",
+		lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1], hitLat[len(hitLat)/2], hitLat[len(hitLat)*99/100])
+	fmt.Printf("idletest: %d Compare writes, %d deadlines passed while writing (caught by re-reading Count)\n",
+		s.TimerWrites, s.TimerMissed)
 }

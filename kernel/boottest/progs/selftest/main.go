@@ -86,6 +86,25 @@ func main() {
 			// Blocking console read: woken by the UART receive interrupt.
 			line, err := bufio.NewReader(os.Stdin).ReadString('\n')
 			fmt.Printf("echo: %q %v\n", line, err)
+		case a == "timerrace":
+			// Short futex timeouts, swept by 1 ns: many deadlines pass
+			// while the kernel writes Compare.
+			var word uint32
+			var worst time.Duration
+			for d := int32(0); d < 3000; d++ {
+				ts := struct {
+					sec  int64
+					nsec int32
+					_    int32
+				}{nsec: d}
+				t0 := time.Now()
+				syscall.RawSyscall6(4422, uintptr(unsafe.Pointer(&word)), 128, 0, uintptr(unsafe.Pointer(&ts)), 0, 0)
+				if el := time.Since(t0); el > worst {
+					worst = el
+				}
+			}
+			st, _ := kernel.ReadIdleStats()
+			fmt.Printf("timerrace: 3000 sleeps of 0-3 us, longest %v; %d deadlines passed while writing Compare\n", worst, st.TimerMissed)
 		case a == "stackoverflow":
 			// The default limit (250 MB on 32-bit) exceeds a 32 MiB
 			// board, which would end in out-of-memory instead.
