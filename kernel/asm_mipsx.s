@@ -2,8 +2,10 @@
 
 #include "textflag.h"
 
-// Instructions the Go assembler does not spell.
-#define ERET	WORD $0x42000018
+// Instructions the Go assembler does not spell. ERET is followed by a NOP:
+// a 24K erratum (Plan 9's 24K port notes it) wants one after it; it never
+// executes otherwise (ERET has no delay slot).
+#define ERET	WORD $0x42000018; NOP
 #define EHB	WORD $0x000000c0
 #define WAIT	WORD $0x42000020
 // cache op,0(R8): Hit_Writeback_Inv_D (0x15) and Hit_Invalidate_I (0x10).
