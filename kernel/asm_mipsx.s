@@ -1,6 +1,16 @@
 //go:build mips || mipsle
 
 #include "textflag.h"
+#include "go_asm.h"
+
+// Word offsets of the halves of a 64-bit kstate field.
+#ifdef GOARCH_mips
+#define W64LO 4
+#define W64HI 0
+#else
+#define W64LO 0
+#define W64HI 4
+#endif
 
 // Instructions the Go assembler does not spell. ERET is followed by a NOP:
 // a 24K erratum (Plan 9's 24K port notes it) wants one after it; it never
@@ -114,6 +124,146 @@ save:
 	MOVW	$KBASE, R26
 	MOVW	INTRAP(R26), R27
 	BNE	R27, nested
+
+	// Fast path: clock_gettime(CLOCK_REALTIME or CLOCK_MONOTONIC, ts), the
+	// runtime's hottest system call (no vDSO on mips32), answered without
+	// saving the frame or running Go. It computes what mono()/wall() in
+	// clock_mipsx.go do and falls back to the full path whenever anything
+	// is unusual (tracing, a timespec not yet paged in or crossing a page,
+	// a clock base more than a quarter second old).
+	MOVW	M13, R27
+	AND	$0x7c, R27
+	XOR	$0x20, R27	// ExcCode 8: system call
+	BNE	R27, slow
+	MOVW	$4263, R27
+	BNE	R2, R27, slow
+	SRL	$1, R4, R27	// clock 0 or 1
+	BNE	R27, slow
+	AND	$3, R5, R27	// word-aligned timespec
+	BNE	R27, slow
+	MOVW	R8, 0x480(R26)
+	MOVW	R9, 0x484(R26)
+	MOVW	R10, 0x488(R26)
+	MOVW	R11, 0x48c(R26)
+	MOVW	R12, 0x490(R26)
+	MOVW	R13, 0x494(R26)
+	MOVW	HI, R8
+	MOVW	R8, 0x498(R26)
+	MOVW	LO, R8
+	MOVW	R8, 0x49c(R26)
+	MOVW	$KSTATE, R8
+	MOVW	kstate_flags(R8), R9
+	AND	$1, R9	// kfTrace: show it on the slow path
+	BNE	R9, fastout
+	// Translate the timespec address: kseg0/kseg1 as is, else through the
+	// page table (present and writable only).
+	SRL	$30, R5, R9
+	MOVW	$2, R10
+	MOVW	R5, R11
+	BEQ	R9, R10, xlated
+	SRL	$30, R5, R9
+	MOVW	$3, R10
+	BEQ	R9, R10, fastout	// kseg2/3 never hold a timespec the runtime passes; be safe
+	SRL	$22, R5, R9
+	SLL	$2, R9
+	ADDU	R26, R9
+	MOVW	0x1000(R9), R9	// page-table page
+	SRL	$10, R5, R10
+	AND	$0xffc, R10
+	ADDU	R10, R9
+	MOVW	0(R9), R9	// PTE
+	AND	$6, R9, R10
+	MOVW	$6, R11
+	BNE	R10, R11, fastout	// need V and D
+	AND	$0xfff, R5, R10
+	ADDU	$8, R10, R11
+	SRL	$12, R11
+	BNE	R11, fastout	// crosses the page end
+	SRL	$6, R9
+	SLL	$12, R9
+	OR	R10, R9
+	OR	R26, R9, R11	// kseg0 address of the timespec
+xlated:
+	// Extend Count to 64 bits (ticks() in clock_mipsx.go).
+	MOVW	M9, R9
+	MOVW	kstate_lastCount(R8), R10
+	SGTU	R10, R9, R12	// wrapped: lastCount > Count
+	MOVW	kstate_countHi(R8), R13
+	ADDU	R12, R13
+	MOVW	R13, kstate_countHi(R8)
+	MOVW	R9, kstate_lastCount(R8)
+	// d = ticks - baseTicks; only a small d is handled here.
+	MOVW	kstate_baseTicks+W64LO(R8), R10
+	SGTU	R10, R9, R12	// borrow
+	SUBU	R10, R9	// R9 = d low
+	MOVW	kstate_baseTicks+W64HI(R8), R10
+	SUBU	R10, R13
+	SUBU	R12, R13	// R13 = d high
+	BNE	R13, fastout
+	MOVW	kstate_countHz(R8), R10
+	SRL	$2, R10
+	SGTU	R9, R10, R12	// d > countHz/4: let mono() move the base
+	BNE	R12, fastout
+	// nsec = baseNsec + d*mult24>>24, sec = baseSec
+	MOVW	kstate_mult24(R8), R10
+	MULU	R9, R10
+	MOVW	HI, R12
+	MOVW	LO, R13
+	SLL	$8, R12
+	SRL	$24, R13
+	OR	R12, R13
+	MOVW	kstate_baseNsec(R8), R12
+	ADDU	R12, R13	// nsec
+	MOVW	kstate_baseSec+W64LO(R8), R12	// sec
+	MOVW	$1000000000, R10
+norm1:
+	SGTU	R10, R13, R9	// 1e9 > nsec: done
+	BNE	R9, norm1done
+	SUBU	R10, R13
+	ADDU	$1, R12
+	JMP	norm1
+norm1done:
+	BNE	R4, stored	// CLOCK_MONOTONIC
+	MOVW	kstate_wallNsec(R8), R9
+	ADDU	R9, R13
+	MOVW	kstate_wallSec+W64LO(R8), R9
+	ADDU	R9, R12
+	SGTU	R10, R13, R9
+	BNE	R9, stored
+	SUBU	R10, R13
+	ADDU	$1, R12
+stored:
+	MOVW	R12, 0(R11)
+	MOVW	R13, 4(R11)
+	MOVW	R0, R2
+	MOVW	R0, R7
+	MOVW	M14, R9
+	ADDU	$4, R9
+	MOVW	R9, M14
+	MOVW	0x498(R26), R8
+	MOVW	R8, HI
+	MOVW	0x49c(R26), R8
+	MOVW	R8, LO
+	MOVW	0x480(R26), R8
+	MOVW	0x484(R26), R9
+	MOVW	0x488(R26), R10
+	MOVW	0x48c(R26), R11
+	MOVW	0x490(R26), R12
+	MOVW	0x494(R26), R13
+	EHB
+	ERET
+fastout:
+	MOVW	0x498(R26), R8
+	MOVW	R8, HI
+	MOVW	0x49c(R26), R8
+	MOVW	R8, LO
+	MOVW	0x480(R26), R8
+	MOVW	0x484(R26), R9
+	MOVW	0x488(R26), R10
+	MOVW	0x48c(R26), R11
+	MOVW	0x490(R26), R12
+	MOVW	0x494(R26), R13
+slow:
 	MOVW	CURFRAME(R26), R26
 	MOVW	R1, 4(R26)
 	MOVW	R2, 8(R26)
