@@ -235,6 +235,9 @@ norm1done:
 stored:
 	MOVW	R12, 0(R11)
 	MOVW	R13, 4(R11)
+	MOVW	(kstate_stats+kstats_syscalls)(R8), R9
+	ADDU	$1, R9
+	MOVW	R9, (kstate_stats+kstats_syscalls)(R8)
 	MOVW	R0, R2
 	MOVW	R0, R7
 	MOVW	M14, R9
