@@ -138,6 +138,7 @@ type Stats struct {
 // Errors.
 var (
 	ErrRingFull  = errors.New("arge: TX ring full")
+	ErrStopped   = errors.New("arge: MAC stopped")
 	ErrFrameSize = errors.New("arge: frame size out of range")
 	ErrConfig    = errors.New("arge: bad configuration")
 )
@@ -178,6 +179,7 @@ type Driver struct {
 	txMu                   sync.Mutex
 	tx                     []txSlot
 	txProd, txCons, txUsed int
+	txStopped              bool // set by Stop, cleared by Start (txMu)
 
 	rxMu      sync.Mutex
 	rxBuf     [][]byte // CPU view of each whole buffer
@@ -189,6 +191,15 @@ type Driver struct {
 
 	ctlMu sync.Mutex
 	link  phy.Link
+
+	// runMu orders interrupt service against Start and Stop: Service and
+	// Interrupt hold it shared and do nothing unless running; Stop takes
+	// it exclusively before it touches the engines. Without it, an
+	// interrupt handled while Stop runs restarts an engine whose
+	// descriptor pointer Stop has just cleared, and the MAC DMAs from
+	// address 0.
+	runMu   sync.RWMutex
+	running bool
 
 	statMu sync.Mutex
 	stats  Stats
@@ -220,7 +231,7 @@ func New(cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("%w: rings %d/%d budget %d", ErrConfig, cfg.TXRing, cfg.RXRing, cfg.Budget)
 	}
 	d := &Driver{cfg: cfg, r: cfg.Regs, delay: cfg.Delay, budget: cfg.Budget,
-		txN: cfg.TXRing, rxN: cfg.RXRing, lenMask: cfg.Info.DescLenMask}
+		txN: cfg.TXRing, rxN: cfg.RXRing, lenMask: cfg.Info.DescLenMask, txStopped: true}
 	if d.delay == nil {
 		d.delay = time.Sleep
 	}
@@ -303,7 +314,16 @@ func (d *Driver) wr(off, v uint32) { d.r.Write32(off, v) }
 
 // Start resets and programs the MAC, initialises the rings and enables
 // reception and interrupts (FreeBSD arge_reset_mac / arge_init_locked).
-func (d *Driver) Start() error {
+func (d *Driver) Start() (err error) {
+	// Registered first, so it runs after the unlocks below: the driver is
+	// declared running only once it is fully programmed.
+	defer func() {
+		if err == nil {
+			d.runMu.Lock()
+			d.running = true
+			d.runMu.Unlock()
+		}
+	}()
 	// Lock order is ctl → rx → tx everywhere: a Receive callback (run
 	// with rxMu held) may call Transmit.
 	d.ctlMu.Lock()
@@ -312,6 +332,7 @@ func (d *Driver) Start() error {
 	defer d.rxMu.Unlock()
 	d.txMu.Lock()
 	defer d.txMu.Unlock()
+	d.txStopped = false
 
 	d.wr(RegMACCfg1, Cfg1SoftReset)
 	d.r.Barrier()
@@ -420,10 +441,14 @@ func (d *Driver) flush() error {
 // Stop disables the engines and interrupts and releases every queued
 // transmit buffer (their TXDone runs).
 func (d *Driver) Stop() error {
+	d.runMu.Lock()
+	d.running = false
+	d.runMu.Unlock()
 	d.ctlMu.Lock()
 	defer d.ctlMu.Unlock()
 	d.txMu.Lock()
 	defer d.txMu.Unlock()
+	d.txStopped = true
 	d.wr(RegIntEnable, 0)
 	d.r.Barrier()
 	err := d.resetDMA()
@@ -456,7 +481,7 @@ func StationAddr(mac [6]byte) (uint32, uint32) {
 // and at most MaxFrameLen bytes in total). The buffers are used in place
 // until TXDone(token) runs; fragments that break the chip's DMA rules are
 // bounced (copied) by busdma. Transmit never blocks: when the ring is full
-// it returns ErrRingFull.
+// it returns ErrRingFull, and after Stop it returns ErrStopped.
 func (d *Driver) Transmit(frags [][]byte, token uint64) error {
 	total := 0
 	for _, f := range frags {
@@ -470,6 +495,13 @@ func (d *Driver) Transmit(frags [][]byte, token uint64) error {
 	}
 	d.txMu.Lock()
 	defer d.txMu.Unlock()
+	if d.txStopped {
+		// Checked under txMu, which Stop holds while it resets the DMA:
+		// no frame can start the engine after its descriptor pointer is
+		// cleared. (Not under runMu: Transmit may be called from a
+		// Receive callback that runs under it.)
+		return ErrStopped
+	}
 	// Keep two descriptors spare, as FreeBSD does, so a full ring is never
 	// mistaken for an empty one.
 	if d.txUsed+len(frags) > d.txN-2 {
@@ -686,6 +718,15 @@ func (d *Driver) scanRX(budget int) int {
 // most budget received frames (0: the configured Budget). It reports
 // whether work may remain.
 func (d *Driver) Service(budget int) bool {
+	d.runMu.RLock()
+	defer d.runMu.RUnlock()
+	if !d.running {
+		return false
+	}
+	return d.service(budget)
+}
+
+func (d *Driver) service(budget int) bool {
 	if budget <= 0 {
 		budget = d.budget
 	}
@@ -748,12 +789,17 @@ func (d *Driver) Service(budget int) bool {
 // MAC's sources, services the rings a budget at a time until a pass comes
 // up short, then unmasks.
 func (d *Driver) Interrupt() {
+	d.runMu.RLock()
+	defer d.runMu.RUnlock()
+	if !d.running {
+		return // stopped: sources stay masked
+	}
 	d.wr(RegIntEnable, 0)
 	d.r.Barrier()
 	d.statMu.Lock()
 	d.stats.Interrupts++
 	d.statMu.Unlock()
-	for d.Service(d.budget) {
+	for d.service(d.budget) {
 		runtime.Gosched()
 	}
 	d.wr(RegIntEnable, IntAll)
