@@ -1,0 +1,249 @@
+package arge
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gowrt/gowrt/mdio/phy"
+	gnet "github.com/gowrt/gowrt/net"
+)
+
+// NIC presents a Driver through the gowrt NIC contract (net.NIC), so the
+// software bridge and the gVisor stack use an arge MAC like any other port.
+//
+// Transmit is zero-copy: the TxBuf's segments are the DMA fragments, and
+// the TxBuf is released from TXDone once the hardware is finished with
+// them. Receive copies each frame once into a gVisor view: the driver lends
+// its DMA buffers only for the duration of the Receive callback and
+// re-posts them at once, which keeps the RX ring full whatever the stack
+// holds on to.
+type NIC struct {
+	d   *Driver
+	mtu int
+
+	mu      sync.Mutex // guards h and pending
+	h       gnet.Handler
+	pending []gnet.TxBuf  // by token: frames the hardware still owns
+	free    []uint64      // unused tokens
+	owed    bool          // a Transmit returned ErrTxFull: TxReady is owed
+	wake    chan struct{} // to the waker goroutine: pay the TxReady
+
+	stop chan struct{}
+	done chan struct{}
+	// PollInterval is how often the PHY is polled for link changes.
+	PollInterval time.Duration
+}
+
+var _ gnet.NIC = (*NIC)(nil)
+
+// NewNIC creates the driver for cfg with the NIC as its Receive and TXDone
+// callbacks (cfg.Receive and cfg.TXDone must be nil). The driver is
+// started by Start.
+func NewNIC(cfg Config) (*NIC, error) {
+	if cfg.Receive != nil || cfg.TXDone != nil {
+		return nil, fmt.Errorf("%w: NewNIC owns the Receive and TXDone callbacks", ErrConfig)
+	}
+	n := &NIC{mtu: gnet.DefaultMTU, PollInterval: 250 * time.Millisecond, wake: make(chan struct{}, 1)}
+	cfg.Receive = n.receive
+	cfg.TXDone = n.txDone
+	d, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	n.d = d
+	ring := d.txN
+	n.pending = make([]gnet.TxBuf, ring)
+	n.free = make([]uint64, 0, ring)
+	for i := ring - 1; i >= 0; i-- {
+		n.free = append(n.free, uint64(i))
+	}
+	return n, nil
+}
+
+// Driver returns the underlying driver (its interrupt handler is
+// Driver().Interrupt).
+func (n *NIC) Driver() *Driver { return n.d }
+
+// MACAddress implements net.NIC.
+func (n *NIC) MACAddress() gnet.MAC { return n.d.cfg.MAC }
+
+// MTU implements net.NIC.
+func (n *NIC) MTU() int { return n.mtu }
+
+// Capabilities implements net.NIC: the TX path gathers up to MaxTXFrags
+// fragments.
+func (n *NIC) Capabilities() gnet.Capabilities { return gnet.CapScatterGather }
+
+// Link implements net.NIC.
+func (n *NIC) Link() gnet.LinkState { return linkState(n.d.Link()) }
+
+func linkState(l phy.Link) gnet.LinkState {
+	if !l.Up {
+		return gnet.LinkState{}
+	}
+	return gnet.LinkState{Up: true, SpeedMbps: l.Speed, FullDuplex: l.FullDuplex}
+}
+
+// Start implements net.NIC: it starts the MAC and, when the driver has a
+// PHY, a goroutine that polls it and reports link changes.
+func (n *NIC) Start(h gnet.Handler) error {
+	n.mu.Lock()
+	if n.h != nil {
+		n.mu.Unlock()
+		return errors.New("arge: NIC already started")
+	}
+	n.h = h
+	n.mu.Unlock()
+	if err := n.d.Start(); err != nil {
+		return err
+	}
+	h.LinkChanged(n.Link())
+	n.stop, n.done = make(chan struct{}), make(chan struct{})
+	go n.pollLink()
+	go n.waker(h)
+	return nil
+}
+
+func (n *NIC) pollLink() {
+	defer close(n.done)
+	if n.d.cfg.PHY == nil {
+		return
+	}
+	t := time.NewTicker(n.PollInterval)
+	defer t.Stop()
+	for {
+		l, changed, err := n.d.PollLink()
+		if err == nil && changed {
+			n.mu.Lock()
+			h := n.h
+			n.mu.Unlock()
+			h.LinkChanged(linkState(l))
+		}
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (n *NIC) receive(frame []byte) {
+	n.mu.Lock()
+	h := n.h
+	n.mu.Unlock()
+	if h == nil || len(frame) > gnet.RxBufSize {
+		return
+	}
+	v := gnet.NewRxView()
+	buf := v.AsSlice()
+	k := copy(buf[:cap(buf)], frame)
+	v.CapLength(k)
+	h.Receive(v)
+}
+
+// Transmit implements net.NIC. A full ring is ErrTxFull; the caller keeps
+// the buffer, and a handler that implements net.TxWaker is told with
+// TxReady when descriptors are free again.
+func (n *NIC) Transmit(b gnet.TxBuf) error {
+	if !n.d.Link().Up {
+		return gnet.ErrLinkDown
+	}
+	n.mu.Lock()
+	if len(n.free) == 0 {
+		// Record the wakeup before looking again, so a completion between
+		// the check and the return cannot be missed.
+		n.owed = true
+		n.mu.Unlock()
+		n.d.Reclaim()
+		n.mu.Lock()
+		if len(n.free) == 0 {
+			n.mu.Unlock()
+			return gnet.ErrTxFull
+		}
+	}
+	tok := n.free[len(n.free)-1]
+	n.free = n.free[:len(n.free)-1]
+	n.pending[tok] = b
+	n.mu.Unlock()
+	err := n.d.Transmit(b.Segments(), tok)
+	if err != nil {
+		n.mu.Lock()
+		n.pending[tok] = nil
+		n.free = append(n.free, tok)
+		if errors.Is(err, ErrRingFull) {
+			n.owed = true
+		}
+		n.mu.Unlock()
+		if errors.Is(err, ErrRingFull) {
+			n.d.Reclaim() // may free descriptors and pay the wakeup at once
+			return gnet.ErrTxFull
+		}
+		if errors.Is(err, ErrStopped) {
+			return gnet.ErrLinkDown
+		}
+		return err
+	}
+	return nil
+}
+
+func (n *NIC) txDone(tok uint64) {
+	n.mu.Lock()
+	if tok >= uint64(len(n.pending)) || n.pending[tok] == nil {
+		n.mu.Unlock()
+		return
+	}
+	b := n.pending[tok]
+	n.pending[tok] = nil
+	n.free = append(n.free, tok)
+	owed := n.owed
+	n.owed = false
+	n.mu.Unlock()
+	b.Release()
+	if owed {
+		// txDone runs inside the driver's reclaim, under its TX lock, and
+		// TxReady transmits: hand the wakeup to the waker goroutine.
+		select {
+		case n.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// waker calls the handler's TxReady, outside every driver lock.
+func (n *NIC) waker(h gnet.Handler) {
+	w, _ := h.(gnet.TxWaker)
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-n.wake:
+			if w != nil {
+				w.TxReady()
+			}
+		}
+	}
+}
+
+// Stop implements net.NIC: it stops link polling and the MAC; frames still
+// queued are released by the driver's Stop through TXDone.
+func (n *NIC) Stop() {
+	if n.stop != nil {
+		close(n.stop)
+		<-n.done
+		n.stop = nil
+	}
+	_ = n.d.Stop()
+	n.mu.Lock()
+	for i, b := range n.pending {
+		if b != nil {
+			n.pending[i] = nil
+			n.free = append(n.free, uint64(i))
+			n.mu.Unlock()
+			b.Release()
+			n.mu.Lock()
+		}
+	}
+	n.mu.Unlock()
+}
