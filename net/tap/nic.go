@@ -105,7 +105,7 @@ func (n *NIC) rx(h gnet.Handler) {
 // side sees NO-CARRIER, the NIC reports the change to its handler, and
 // while down it neither delivers nor sends frames.
 func (n *NIC) SetCarrier(up bool) error {
-	if err := n.dev.setCarrier(up); err != nil {
+	if err := n.dev.SetCarrier(up); err != nil {
 		return err
 	}
 	n.down.Store(!up)

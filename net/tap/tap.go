@@ -99,8 +99,9 @@ func (d *Dev) Up() error {
 	return nil
 }
 
-// setCarrier sets the device's carrier as the Linux side sees it.
-func (d *Dev) setCarrier(up bool) error {
+// SetCarrier sets the device's carrier as the Linux side sees it
+// (TUNSETCARRIER): down shows as NO-CARRIER there.
+func (d *Dev) SetCarrier(up bool) error {
 	sc, err := d.f.SyscallConn()
 	if err != nil {
 		return fmt.Errorf("tap: %w", err)
