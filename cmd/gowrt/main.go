@@ -1,7 +1,7 @@
 // Command gowrt builds gowrt firmware images and runs them under QEMU.
 //
 //	gowrt build -board malta-be|malta-le -o FILE PKG
-//	gowrt run   -board malta-be|malta-le [-m MiB] [-append ARGS] [-timeout D] PKG
+//	gowrt run   [-board sim|malta-be|malta-le] [-m MiB] [-append ARGS] [-timeout D] PKG
 //
 // build compiles PKG (a main package that imports its board package, e.g.
 // github.com/gowrt/gowrt/board/malta) with the stock Go toolchain as
@@ -9,6 +9,11 @@
 // run builds into a temporary file, boots it under qemu-system-mips(el) -M
 // malta with -no-reboot, streams the console, and exits with the program's
 // exit code (taken from the kernel's final "gowrt: exit N" line).
+//
+// The sim board (the default for run) builds PKG for the host instead and
+// runs it as a process: the firmware's real drivers against hardware
+// models, with TAP devices as its Ethernet ports (see board/sim). -append
+// then gives the program's arguments.
 package main
 
 import (
@@ -20,10 +25,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gowrt/gowrt/internal/image"
@@ -32,7 +39,7 @@ import (
 func usage() {
 	fmt.Fprintln(os.Stderr, `usage:
   gowrt build -board malta-be|malta-le -o FILE PKG
-  gowrt run   -board malta-be|malta-le [-m MiB] [-append ARGS] [-timeout DURATION] PKG`)
+  gowrt run   [-board sim|malta-be|malta-le] [-m MiB] [-append ARGS] [-timeout DURATION] PKG`)
 	os.Exit(2)
 }
 
@@ -78,13 +85,16 @@ var exitRE = regexp.MustCompile(`^gowrt: exit (-?\d+)\s*$`)
 
 func run(args []string) (int, error) {
 	fs := flag.NewFlagSet("run", flag.ExitOnError)
-	board := fs.String("board", "malta-be", "board: malta-be or malta-le")
+	board := fs.String("board", "sim", "board: sim, malta-be or malta-le")
 	mem := fs.Int("m", 128, "RAM in MiB")
 	appendArgs := fs.String("append", "", "kernel command line: program arguments, K=V environment, kernel switches")
 	timeout := fs.Duration("timeout", 0, "stop QEMU after this long (0: never)")
 	fs.Parse(args)
 	if fs.NArg() != 1 {
 		usage()
+	}
+	if *board == "sim" {
+		return runSim(fs.Arg(0), *appendArgs, *timeout)
 	}
 	b, err := image.LookupBoard(*board)
 	if err != nil {
@@ -152,4 +162,50 @@ func Boot(ctx context.Context, b image.Board, img string, memMiB int, appendArgs
 		return 1, errors.New("firmware stopped without a \"gowrt: exit\" line")
 	}
 	return code, nil
+}
+
+// runSim builds pkg for the host and runs it (sim mode), forwarding
+// interrupts so the firmware shuts down cleanly, and returns its exit code.
+func runSim(pkg, args string, timeout time.Duration) (int, error) {
+	dir, err := os.MkdirTemp("", "gowrt-sim")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "firmware")
+	build := exec.Command("go", "build", "-o", bin, pkg)
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		return 0, fmt.Errorf("building %s for sim: %w", pkg, err)
+	}
+	cmd := exec.Command(bin, strings.Fields(args)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		deadline = time.After(timeout)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case s := <-sig:
+			_ = cmd.Process.Signal(s)
+		case <-deadline:
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			<-done
+			return 124, fmt.Errorf("timed out after %v", timeout)
+		case err := <-done:
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return ee.ExitCode(), nil
+			}
+			return 0, err
+		}
+	}
 }

@@ -1,0 +1,336 @@
+// Package sim is the sim-mode board: gowrt's real drivers running as a
+// host process against hostile hardware models, with Linux TAP devices as
+// the Ethernet cables.
+//
+// The board is an AR9344 (MIPS 74Kc SoC) modelled on top of hwsim: the SoC
+// model (reset, PLLs, DDR write buffers) from soc/ar71xx/ar71xxsim and two
+// arge MAC models (GE0, GE1) from arge/argesim, each with a PHY model and
+// a TAP device on its wire. The unmodified arge driver programs them
+// through posted, reordering register writes and a non-coherent cache
+// model; its interrupts go through the real intr.Dispatcher. Any hazard
+// the models catch (a missing sync, a missing barrier) is reported on
+// stderr, so running the firmware in sim mode is itself a driver test.
+//
+//	GE0  "wan"  tap gowrt-wan
+//	GE1  "lan"  tap gowrt-lan
+//
+// Importing the package registers the default board; Ports creates the TAP
+// devices in the current network namespace (this needs root). New builds a
+// board with other TAP names, for tests.
+//
+// The models are clocked by a goroutine that runs the simulated hardware
+// whenever a wire, an interrupt or the driver gives it work. A frame
+// arriving from a TAP device while the MAC's receive FIFO is full is held
+// and retried rather than dropped: the simulated MAC is slower than the
+// host's kernel, and dropping there would measure the simulator, not the
+// firmware.
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/gowrt/gowrt/arge"
+	"github.com/gowrt/gowrt/arge/argesim"
+	"github.com/gowrt/gowrt/board"
+	"github.com/gowrt/gowrt/hwsim"
+	"github.com/gowrt/gowrt/intr"
+	"github.com/gowrt/gowrt/mdio/phy"
+	"github.com/gowrt/gowrt/mdio/phy/physim"
+	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/tap"
+	"github.com/gowrt/gowrt/soc/ar71xx"
+	"github.com/gowrt/gowrt/soc/ar71xx/ar71xxsim"
+)
+
+// revAR9344 is the AR9344's REV_ID (ar71xx-soc.md).
+const revAR9344 = 0x2120
+
+// PortConfig is one modelled MAC's external port.
+type PortConfig struct {
+	Name string     // "lan", "wan"
+	Role board.Role // default role in the router
+	TAP  string     // TAP device name
+	MAC  gnet.MAC   // station address
+}
+
+// Config configures a sim board.
+type Config struct {
+	// Ports, in GE0, GE1 order (at most two: the AR9344 has two MACs).
+	Ports []PortConfig
+	// Seed drives the models' hazards; 0 picks one from the clock.
+	Seed uint64
+	// Log receives model misuse reports (default: stderr).
+	Log func(format string, a ...any)
+}
+
+// DefaultConfig is the board that `import _ ".../board/sim"` registers.
+var DefaultConfig = Config{Ports: []PortConfig{
+	{Name: "wan", Role: board.WAN, TAP: "gowrt-wan", MAC: gnet.MAC{0x02, 0x00, 0x67, 0x77, 0x72, 0x00}},
+	{Name: "lan", Role: board.LAN, TAP: "gowrt-lan", MAC: gnet.MAC{0x02, 0x00, 0x67, 0x77, 0x72, 0x01}},
+}}
+
+func init() { board.Register(New(DefaultConfig)) }
+
+// Board is a sim board. Its hardware is built by the first call to Ports.
+type Board struct {
+	cfg Config
+
+	once  sync.Once
+	err   error
+	sys   *hwsim.System
+	ports []*Port
+	kick  chan struct{}
+	stop  chan struct{}
+}
+
+// Port is one simulated Ethernet port: the driver's NIC, the MAC and PHY
+// models, and the TAP device that is its cable.
+type Port struct {
+	cfg  PortConfig
+	b    *Board
+	NIC  *arge.NIC
+	MAC  *argesim.MAC
+	PHY  *physim.PHY
+	Dev  *tap.Dev // nil when the cable leads to the demo host or nowhere
+	txq  chan []byte
+	free chan []byte
+	demo *wireNIC
+}
+
+// New returns a sim board; nothing is created until Ports.
+func New(cfg Config) *Board {
+	if cfg.Log == nil {
+		cfg.Log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
+	}
+	return &Board{cfg: cfg, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+}
+
+// Name implements board.Board.
+func (b *Board) Name() string { return "sim" }
+
+// Ports implements board.Board: it builds the models, opens the TAP devices
+// and creates the drivers. It fails with tap.ErrPermission without root.
+func (b *Board) Ports() ([]board.Port, error) {
+	b.once.Do(func() { b.err = b.build() })
+	if b.err != nil {
+		return nil, b.err
+	}
+	var ps []board.Port
+	for _, p := range b.ports {
+		ps = append(ps, board.Port{Name: p.cfg.Name, Role: p.cfg.Role, NIC: p.NIC})
+	}
+	return ps, nil
+}
+
+// Port returns the named port (after Ports), for tests that pull cables.
+func (b *Board) Port(name string) (*Port, error) {
+	for _, p := range b.ports {
+		if p.cfg.Name == name {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("sim: no port %q", name)
+}
+
+// System returns the simulated machine (after Ports).
+func (b *Board) System() *hwsim.System { return b.sys }
+
+func (b *Board) build() error {
+	if len(b.cfg.Ports) == 0 || len(b.cfg.Ports) > 2 {
+		return fmt.Errorf("sim: %d ports (the AR9344 has two MACs)", len(b.cfg.Ports))
+	}
+	seed := b.cfg.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	b.sys = hwsim.New(hwsim.Config{Seed: seed, BigEndianCPU: true})
+	b.sys.OnMisuse(func(m hwsim.Misuse) { b.cfg.Log("sim: HARDWARE MISUSE (seed %d): %v", seed, m) })
+	soc, err := ar71xxsim.New(b.sys, ar71xxsim.Config{Rev: revAR9344})
+	if err != nil {
+		return fmt.Errorf("sim: SoC model: %w", err)
+	}
+	s, err := ar71xx.Probe(soc.Regions())
+	if err != nil {
+		return fmt.Errorf("sim: SoC: %w", err)
+	}
+	cpu := b.sys.NewController(hwsim.ControllerConfig{Name: "cpu", Lines: 6})
+	disp := intr.NewDispatcher(cpu, cpu)
+	disp.OnError = func(line int, err error) { b.cfg.Log("sim: interrupt line %d: %v", line, err) }
+	go b.clock()
+	demo := false
+
+	for unit, pc := range b.cfg.Ports {
+		line, fc := ar71xx.CPUIRQGE0, ar71xx.FlushGE0
+		if unit == 1 {
+			line, fc = ar71xx.CPUIRQGE1, ar71xx.FlushGE1
+		}
+		p := &Port{cfg: pc, b: b, txq: make(chan []byte, 256), free: make(chan []byte, 256)}
+		for i := 0; i < cap(p.free); i++ {
+			p.free <- make([]byte, argesim.MaxFrame)
+		}
+		unitN := unit
+		p.MAC, err = argesim.New(b.sys, argesim.Config{Unit: unit, Info: soc.Info, IRQ: cpu, Line: line,
+			DMA: soc.DDR.Channel(fc), Clock: func(mbps int) bool { return soc.EthSpeedProgrammed(unitN, mbps) }})
+		if err != nil {
+			return fmt.Errorf("sim: %s MAC model: %w", pc.Name, err)
+		}
+		regs := p.MAC.Map(fmt.Sprintf("arge%d", unit))
+		p.PHY = physim.New(0x004DD072, true)
+		p.PHY.SetPartner(physim.GigabitPartner)
+		p.MAC.AttachPHY(0, p.PHY)
+		p.MAC.SetWire(argesim.WireFunc(p.send))
+		p.Dev, err = tap.Open(pc.TAP)
+		switch {
+		case errors.Is(err, tap.ErrPermission) && pc.Role == board.LAN && !demo:
+			b.cfg.Log("sim: %v", err)
+			b.cfg.Log("sim: without root the LAN port %s is cabled to an in-process demo host at 192.168.1.100 instead of TAP %s; run as root to reach the router from Linux", pc.Name, pc.TAP)
+			if err := b.startDemo(p); err != nil {
+				return err
+			}
+			demo = true
+		case errors.Is(err, tap.ErrPermission):
+			b.cfg.Log("sim: port %s left unplugged (no TAP device without root)", pc.Name)
+			p.PHY.SetPartner(physim.Partner{})
+		case err != nil:
+			return fmt.Errorf("sim: port %s: %w", pc.Name, err)
+		}
+		fl, err := s.Flusher(fc)
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		mii := arge.NewMII(regs)
+		ph, err := phy.New(mii, 0)
+		if err != nil {
+			return fmt.Errorf("sim: %s PHY: %w", pc.Name, err)
+		}
+		if err := ph.Reset(); err != nil {
+			return fmt.Errorf("sim: %s PHY reset: %w", pc.Name, err)
+		}
+		if err := ph.StartAutoneg(phy.All); err != nil {
+			return fmt.Errorf("sim: %s autonegotiation: %w", pc.Name, err)
+		}
+		p.NIC, err = arge.NewNIC(arge.Config{Unit: unit, Regs: regs, Info: s.Info, Platform: b.sys.Mem,
+			SoC: s, Flush: fl, MII: mii, MDIOClock: uint32(s.Info.MDIODefaultIndex), PHY: ph, MAC: pc.MAC})
+		if err != nil {
+			return fmt.Errorf("sim: %s driver: %w", pc.Name, err)
+		}
+		p.NIC.PollInterval = 50 * time.Millisecond
+		if err := disp.Register(line, "arge"+fmt.Sprint(unit), p.NIC.Driver().Interrupt); err != nil {
+			return fmt.Errorf("sim: %s interrupt: %w", pc.Name, err)
+		}
+		if p.Dev != nil {
+			go p.receive()
+			go p.transmit()
+		}
+		b.ports = append(b.ports, p)
+	}
+	return nil
+}
+
+// Kick tells the hardware clock there is work (a doorbell, a frame).
+func (b *Board) Kick() {
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+// clock runs the models: in bursts while they make progress, otherwise
+// when kicked, and at least every 200 µs (timers inside the models, the
+// driver's register writes that start an engine).
+func (b *Board) clock() {
+	t := time.NewTicker(200 * time.Microsecond)
+	defer t.Stop()
+	for {
+		if b.sys.Sched.Settle(64) > 0 {
+			continue
+		}
+		select {
+		case <-b.stop:
+			return
+		case <-b.kick:
+		case <-t.C:
+		}
+	}
+}
+
+// send is the MAC model's wire (System lock held): copy the frame for the
+// TAP writer, or hand it to the demo host.
+func (p *Port) send(frame []byte) {
+	if p.demo != nil {
+		p.demo.fromMAC(frame)
+		return
+	}
+	if p.Dev == nil {
+		return // unplugged
+	}
+	var buf []byte
+	select {
+	case buf = <-p.free:
+	default:
+		return // the host side is not draining: the cable drops it
+	}
+	n := copy(buf, frame)
+	p.txq <- buf[:n]
+}
+
+func (p *Port) transmit() {
+	for f := range p.txq {
+		_, _ = p.Dev.Write(f)
+		p.free <- f[:cap(f)]
+	}
+}
+
+func (p *Port) receive() {
+	buf := make([]byte, argesim.MaxFrame)
+	for {
+		n, err := p.Dev.Read(buf)
+		if err != nil {
+			if errors.Is(err, os.ErrClosed) {
+				return
+			}
+			continue
+		}
+		p.deliver(buf[:n])
+	}
+}
+
+// deliver puts a frame from the cable into the MAC model, holding it while
+// the model's receive FIFO is full (see the package documentation).
+func (p *Port) deliver(frame []byte) {
+	for try := 0; try < 1000; try++ {
+		if p.MAC.Deliver(frame) {
+			break
+		}
+		if !p.linkUp() {
+			break
+		}
+		p.b.Kick()
+		time.Sleep(20 * time.Microsecond)
+	}
+	p.b.Kick()
+}
+
+func (p *Port) linkUp() bool {
+	var up bool
+	p.b.sys.Do(func() { up = p.PHY.Current().Up })
+	return up
+}
+
+// SetCarrier plugs (true) or pulls (false) the port's cable: the PHY model
+// loses its link partner, and the Linux side of the TAP sees NO-CARRIER.
+func (p *Port) SetCarrier(up bool) error {
+	pt := physim.GigabitPartner
+	if !up {
+		pt = physim.Partner{}
+	}
+	p.b.sys.Do(func() { p.PHY.SetPartner(pt) })
+	if p.Dev == nil {
+		return nil
+	}
+	return p.Dev.SetCarrier(up)
+}
