@@ -30,8 +30,9 @@ type NIC struct {
 	owed    bool          // a Transmit returned ErrTxFull: TxReady is owed
 	wake    chan struct{} // to the waker goroutine: pay the TxReady
 
-	stop chan struct{}
-	done chan struct{}
+	stop     chan struct{} // closed by Stop; set once by Start
+	done     chan struct{}
+	stopOnce sync.Once
 	// PollInterval is how often the PHY is polled for link changes.
 	PollInterval time.Duration
 }
@@ -101,13 +102,13 @@ func (n *NIC) Start(h gnet.Handler) error {
 	}
 	h.LinkChanged(n.Link())
 	n.stop, n.done = make(chan struct{}), make(chan struct{})
-	go n.pollLink()
-	go n.waker(h)
+	go n.pollLink(n.stop, n.done)
+	go n.waker(h, n.stop)
 	return nil
 }
 
-func (n *NIC) pollLink() {
-	defer close(n.done)
+func (n *NIC) pollLink(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
 	if n.d.cfg.PHY == nil {
 		return
 	}
@@ -122,7 +123,7 @@ func (n *NIC) pollLink() {
 			h.LinkChanged(linkState(l))
 		}
 		select {
-		case <-n.stop:
+		case <-stop:
 			return
 		case <-t.C:
 		}
@@ -212,11 +213,11 @@ func (n *NIC) txDone(tok uint64) {
 }
 
 // waker calls the handler's TxReady, outside every driver lock.
-func (n *NIC) waker(h gnet.Handler) {
+func (n *NIC) waker(h gnet.Handler, stop <-chan struct{}) {
 	w, _ := h.(gnet.TxWaker)
 	for {
 		select {
-		case <-n.stop:
+		case <-stop:
 			return
 		case <-n.wake:
 			if w != nil {
@@ -229,11 +230,12 @@ func (n *NIC) waker(h gnet.Handler) {
 // Stop implements net.NIC: it stops link polling and the MAC; frames still
 // queued are released by the driver's Stop through TXDone.
 func (n *NIC) Stop() {
-	if n.stop != nil {
-		close(n.stop)
-		<-n.done
-		n.stop = nil
-	}
+	n.stopOnce.Do(func() {
+		if n.stop != nil {
+			close(n.stop)
+			<-n.done
+		}
+	})
 	_ = n.d.Stop()
 	n.mu.Lock()
 	for i, b := range n.pending {
