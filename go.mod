@@ -3,12 +3,15 @@ module github.com/gowrt/gowrt
 go 1.26.1
 
 require (
+	golang.org/x/crypto v0.59.0
+	golang.org/x/sys v0.50.0
+	gvisor.dev/gvisor v0.0.0-20250911055229-61a46406f068
+)
+
+require (
 	github.com/google/btree v1.1.2 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/usbarmory/tamago v1.26.1 // indirect
-	golang.org/x/crypto v0.59.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
-	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/time v0.7.0 // indirect
-	gvisor.dev/gvisor v0.0.0-20250911055229-61a46406f068 // indirect
 )
