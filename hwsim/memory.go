@@ -1,6 +1,7 @@
 package hwsim
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -266,15 +267,9 @@ func (m *Memory) lines(r *memRegion, off, n int, f func(li, lo, hi int, partial 
 	}
 }
 
-func dirty(r *memRegion, lo, hi int) bool {
-	c, s := r.cpu[lo:hi], r.snap[lo:hi]
-	for i := range c {
-		if c[i] != s[i] {
-			return true
-		}
-	}
-	return false
-}
+// dirty reports whether the CPU changed bytes [lo,hi) since they were
+// last known to agree with memory.
+func dirty(r *memRegion, lo, hi int) bool { return !bytes.Equal(r.cpu[lo:hi], r.snap[lo:hi]) }
 
 // Cache applies op to every line overlapping buf, which must lie in cached
 // or translated memory. It is what a CACHE Hit_* loop does: whole lines.
