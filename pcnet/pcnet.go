@@ -58,8 +58,13 @@ type Config struct {
 	Intr *intr.Dispatcher
 	Line int
 	// RxRing and TxRing are the ring sizes: powers of two, 2..512
-	// (default 32 and 32).
+	// (default 128 and 64: QEMU's slirp delivers bursts of a TCP window
+	// faster than the handler goroutine is scheduled, and a 64-slot ring
+	// missed frames in TestPcnetQEMU).
 	RxRing, TxRing int
+	// Promiscuous receives every frame, not only those for the station
+	// address, broadcast and multicast: a bridge port needs it.
+	Promiscuous bool
 	// LinkPoll is the link-state poll period (default 500 ms).
 	LinkPoll time.Duration
 }
@@ -137,10 +142,10 @@ func New(cfg Config) (*NIC, error) {
 		return nil, fmt.Errorf("%w: Regs, DMA and Intr are required", ErrConfig)
 	}
 	if cfg.RxRing == 0 {
-		cfg.RxRing = 32
+		cfg.RxRing = 128
 	}
 	if cfg.TxRing == 0 {
-		cfg.TxRing = 32
+		cfg.TxRing = 64
 	}
 	if cfg.LinkPoll == 0 {
 		cfg.LinkPoll = 500 * time.Millisecond
@@ -187,6 +192,7 @@ func (n *NIC) reset() {
 	n.regs.Barrier()
 	// SWSTYLE 2: 32-bit structures, PCnet-PCI descriptors.
 	n.regs.Write16(regRAP, bcr20)
+	n.regs.Barrier() // RAP before BDP: posted writes to two ports may swap
 	n.regs.Write16(regBDP, bcr20Style2)
 	n.regs.Barrier()
 	n.regMu.Unlock()
@@ -269,7 +275,11 @@ func (n *NIC) alloc(rl, tl uint) error {
 	}
 	// Init block: promiscuous off, all multicast accepted (LADRF all ones:
 	// IPv6 neighbour discovery needs multicast; the stack filters).
-	n.ib.Write32(ibMode, uint32(rl)<<20|uint32(tl)<<28)
+	mode := uint32(0)
+	if n.cfg.Promiscuous {
+		mode = modePROM
+	}
+	n.ib.Write32(ibMode, mode|uint32(rl)<<20|uint32(tl)<<28)
 	m := n.mac
 	n.ib.Write32(ibPADR, uint32(m[0])|uint32(m[1])<<8|uint32(m[2])<<16|uint32(m[3])<<24)
 	n.ib.Write32(ibPADR+4, uint32(m[4])|uint32(m[5])<<8)

@@ -94,4 +94,6 @@ const (
 	ibLADRF  = 12 // logical (multicast hash) address filter, 8 bytes
 	ibRDRA   = 20
 	ibTDRA   = 24
+	// modePROM (MODE bit 15, = CSR15) receives every frame.
+	modePROM = 0x8000
 )

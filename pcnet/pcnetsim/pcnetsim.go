@@ -20,6 +20,8 @@
 //     bit is written back as one; frames that find no RX descriptor are
 //     counted as missed (CSR0 MISS), as the chip does.
 //   - The received message count includes the 4-byte FCS (QEMU appends it).
+//   - Unicast frames for other stations are dropped unless the init block
+//     set promiscuous mode, so a bridge port that forgets it loses traffic.
 //
 // Every rule a driver breaks is reported through hwsim.System.Report as a
 // ModelRule misuse naming it.
@@ -87,6 +89,7 @@ type Chip struct {
 	style uint16
 
 	inited         bool
+	prom           bool
 	rdra, tdra     uint64
 	rlen, tlen     int
 	rxIdx, txIdx   int
@@ -94,6 +97,7 @@ type Chip struct {
 	txFrame        [4096]byte
 	Sent, Received uint64
 	Missed         uint64
+	Filtered       uint64 // unicast frames for other stations (not promiscuous)
 }
 
 // New returns a chip with its link up, in the reset state.
@@ -277,6 +281,7 @@ func (c *Chip) init() {
 		c.misuse("init block ring lengths 2^%d/2^%d", rl, tl)
 	}
 	c.rlen, c.tlen = 1<<min(rl, 9), 1<<min(tl, 9)
+	c.prom = ib[1]&0x80 != 0 // MODE bit 15: PROM
 	c.rdra = uint64(le32(ib[20:]))
 	c.tdra = uint64(le32(ib[24:]))
 	if c.rdra%16 != 0 || c.tdra%16 != 0 {
@@ -403,6 +408,11 @@ func (c *Chip) rxStep() bool {
 	}
 	d := c.rdra + uint64(c.rxIdx*16)
 	ctl, ok := c.load(d + 4)
+	if f := c.rxq[0]; !c.prom && len(f) >= 6 && f[0]&1 == 0 && [6]byte(f[:6]) != c.cfg.MAC {
+		c.rxq = c.rxq[1:] // address filter: unicast for another station
+		c.Filtered++
+		return true
+	}
 	if !ok || ctl>>16&own == 0 {
 		// No descriptor: the chip drops the frame and counts a miss.
 		c.rxq = c.rxq[1:]

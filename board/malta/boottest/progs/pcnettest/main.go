@@ -78,7 +78,7 @@ func main() {
 	if err != nil {
 		fail("mipsdma", err)
 	}
-	nic, err := pcnet.New(pcnet.Config{Regs: regs, DMA: plat, Intr: malta.NewDispatcher(), Line: dev.IRQ, RxRing: 64, TxRing: 64})
+	nic, err := pcnet.New(pcnet.Config{Regs: regs, DMA: plat, Intr: malta.NewDispatcher(), Line: dev.IRQ, RxRing: 256, TxRing: 64})
 	if err != nil {
 		fail("pcnet", err)
 	}
