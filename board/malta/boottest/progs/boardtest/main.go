@@ -16,41 +16,22 @@
 package main
 
 import (
-	"encoding/binary"
 	"fmt"
 	"os"
 	"strings"
 
-	"github.com/gowrt/gowrt/barrier"
-	_ "github.com/gowrt/gowrt/board/malta"
-	"github.com/gowrt/gowrt/flash/cfi"
-	"github.com/gowrt/gowrt/flash/confstore"
+	"github.com/gowrt/gowrt/board/malta"
 	"github.com/gowrt/gowrt/soc/malta/pci"
 )
 
-// Malta boot flash and configuration region (qemu-malta.md §1.3).
-const (
-	flashBase  = 0xbe000000 // kseg1 of PA 0x1E000000
-	flashSize  = 4 << 20
-	confA      = 0x3e0000
-	confB      = 0x3f0000
-	defaultLAN = "192.168.1.1"
-)
+const defaultLAN = "192.168.1.1"
 
 func main() {
 	failed := false
-	gt, err := pci.OpenGT()
+	gt, devs, err := malta.PCI()
 	if err != nil {
 		fmt.Println("pci: FAIL", err)
 		os.Exit(1)
-	}
-	devs, errs := pci.Scan(gt)
-	for _, e := range errs {
-		fmt.Println("pci: error:", e)
-	}
-	if err := pci.Assign(gt, devs); err != nil {
-		fmt.Println("pci: FAIL assign:", err)
-		failed = true
 	}
 	for _, d := range devs {
 		cmd := gt.Read32(d.Addr, pci.RegCommand) & 0xffff
@@ -58,13 +39,7 @@ func main() {
 		fmt.Printf("pci: %v cmd %#x reg-bar0 %#x\n", d, cmd, bar0)
 	}
 
-	bigEndian := binary.NativeEndian.Uint16([]byte{0, 1}) == 1
-	fl, err := barrier.NewMMIO("flash", flashBase, flashSize, barrier.Native)
-	if err != nil {
-		fmt.Println("flash: FAIL", err)
-		os.Exit(1)
-	}
-	chip, err := cfi.Probe(fl, bigEndian)
+	chip, err := malta.Flash()
 	if err != nil {
 		fmt.Println("flash: FAIL probe:", err)
 		os.Exit(1)
@@ -73,7 +48,7 @@ func main() {
 	fmt.Printf("flash: CFI cmdset %#04x, %d KiB, %d blocks of %d KiB, interleave %d\n",
 		g.CmdSet, g.Size>>10, g.Blocks, g.BlockSize>>10, g.Interleave)
 
-	st, vals, err := confstore.Open(chip, confA, confB)
+	st, vals, err := malta.ConfigStore()
 	if err != nil {
 		fmt.Printf("config: ERROR: %v\nconfig: using defaults\n", err)
 	} else {

@@ -3,8 +3,8 @@
 // Command pcnettest brings up QEMU malta's on-board pcnet NIC on the
 // bare-metal kernel: PCI enumeration and BAR assignment, bus mastering, the
 // pcnet driver on DMA memory from the kernel (busdma/mipsdma), its
-// interrupt through the i8259, and gVisor's stack on top through the gowrt
-// net adapter. With QEMU user networking (slirp: the firmware is 10.0.2.15,
+// interrupt through the i8259 (all through board/malta/eth), and gVisor's
+// stack on top through the gowrt net adapter. With QEMU user networking (slirp: the firmware is 10.0.2.15,
 // the host is reachable as 10.0.2.2) it prints "LAN up", then, given
 // "echo:PORT:BYTES" on the command line, connects to 10.0.2.2:PORT, sends
 // BYTES pseudo-random bytes, reads them back and prints their SHA-256 and
@@ -21,13 +21,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gowrt/gowrt/barrier"
-	"github.com/gowrt/gowrt/board/malta"
-	"github.com/gowrt/gowrt/busdma/mipsdma"
-	"github.com/gowrt/gowrt/kernel"
+	"github.com/gowrt/gowrt/board/malta/eth"
 	gnet "github.com/gowrt/gowrt/net"
-	"github.com/gowrt/gowrt/pcnet"
-	"github.com/gowrt/gowrt/soc/malta/pci"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
@@ -39,12 +34,6 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 )
 
-const (
-	isaIO  = 0xb8000000 // kseg1 of the GT's PCI I/O window (port 0)
-	pcnetV = 0x1022
-	pcnetD = 0x2000
-)
-
 func fail(what string, err error) {
 	fmt.Printf("pcnettest: FAIL %s: %v\n", what, err)
 	os.Exit(1)
@@ -52,35 +41,9 @@ func fail(what string, err error) {
 
 func main() {
 	start := time.Now()
-	gt, err := pci.OpenGT()
+	nic, dev, err := eth.LAN()
 	if err != nil {
-		fail("pci", err)
-	}
-	devs, _ := pci.Scan(gt)
-	if err := pci.Assign(gt, devs); err != nil {
-		fail("pci assign", err)
-	}
-	var dev *pci.Device
-	for _, d := range devs {
-		if d.Vendor == pcnetV && d.Device == pcnetD {
-			dev = d
-		}
-	}
-	if dev == nil || dev.BAR[0].Kind != pci.BARIO || dev.IRQ < 0 {
-		fail("pci", fmt.Errorf("no pcnet with an I/O BAR and an IRQ: %v", dev))
-	}
-	pci.SetMaster(gt, dev.Addr)
-	regs, err := barrier.NewMMIO("pcnet", isaIO+uintptr(dev.BAR[0].Addr), pcnet.RegSize, barrier.LittleEndian)
-	if err != nil {
-		fail("map", err)
-	}
-	plat, err := mipsdma.New(kernel.DMA)
-	if err != nil {
-		fail("mipsdma", err)
-	}
-	nic, err := pcnet.New(pcnet.Config{Regs: regs, DMA: plat, Intr: malta.NewDispatcher(), Line: dev.IRQ, RxRing: 256, TxRing: 64})
-	if err != nil {
-		fail("pcnet", err)
+		fail("lan", err)
 	}
 	fmt.Printf("pcnet: %v %s %v irq %d\n", dev.Addr, nic.PartName(), nic.MACAddress(), dev.IRQ)
 
