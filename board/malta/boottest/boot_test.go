@@ -25,7 +25,16 @@ var (
 	workDir string
 )
 
+// helperMain, if set (router_test.go), runs instead of the tests when the
+// test binary is re-executed as a helper inside a network namespace.
+var helperMain func() (int, bool)
+
 func TestMain(m *testing.M) {
+	if helperMain != nil {
+		if code, ok := helperMain(); ok {
+			os.Exit(code)
+		}
+	}
 	d, err := os.MkdirTemp("", "gowrt-malta-boottest")
 	if err != nil {
 		panic(err)
