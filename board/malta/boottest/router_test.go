@@ -26,7 +26,8 @@ import (
 // board/malta/eth) on both byte orders with the pcnet attached to a TAP
 // device inside a test network namespace, then from that namespace pings
 // 192.168.1.1 and fetches the status page with curl. It logs QEMU start to
-// "LAN up" (the router's first console line after its stack is up).
+// "LAN up" (the router's first console line after its stack is up) and
+// the RAM the kernel reports in use, at -m 32.
 func TestRouterQEMU(t *testing.T) {
 	for i, board := range boards {
 		t.Run(board, func(t *testing.T) {
@@ -41,7 +42,7 @@ func TestRouterQEMU(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, "ip", "netns", "exec", ns.Name, b.QEMU,
-				"-M", "malta", "-m", "64", "-kernel", img, "-display", "none", "-monitor", "none",
+				"-M", "malta", "-m", "32", "-kernel", img, "-display", "none", "-monitor", "none",
 				"-serial", "stdio", "-no-reboot",
 				"-nic", "tap,ifname="+tapName+",script=no,downscript=no,model=pcnet")
 			pr, pw := io.Pipe()
@@ -97,6 +98,18 @@ func TestRouterQEMU(t *testing.T) {
 				t.Fatalf("echo client: %v\n%s\nconsole:\n%s", err, res, out.String())
 			}
 			t.Log(strings.TrimSpace(res))
+			// Idle RAM at -m 32: the kernel's report after the transfer.
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(out.String(), "ram:") && time.Now().Before(deadline) {
+				time.Sleep(100 * time.Millisecond)
+			}
+			last := ""
+			for _, l := range strings.Split(out.String(), "\n") {
+				if strings.HasPrefix(l, "ram:") {
+					last = l
+				}
+			}
+			t.Logf("after the transfer: %s", last)
 		})
 	}
 }

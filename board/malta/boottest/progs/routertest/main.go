@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gowrt/gowrt/board"
+	"github.com/gowrt/gowrt/kernel"
 	"github.com/gowrt/gowrt/net/router"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
@@ -62,7 +63,10 @@ func main() {
 		}
 	}()
 	for {
-		time.Sleep(time.Hour)
+		time.Sleep(2 * time.Second)
+		if in, err := kernel.ReadInfo(); err == nil {
+			fmt.Printf("ram: %d KiB total, %d KiB used, peak %d KiB\n", in.RAM>>10, in.RAMUsed>>10, in.RAMPeak>>10)
+		}
 	}
 }
 
