@@ -272,9 +272,18 @@ func TestTransmitErrors(t *testing.T) {
 	if err := r.nic.Transmit(txbuf{segs: [][]byte{frame(0, 64)}, released: &n}); !errors.Is(err, gnet.ErrLinkDown) {
 		t.Errorf("link down: %v", err)
 	}
-	r.h.mu.Lock()
-	ls := append([]gnet.LinkState(nil), r.h.link...)
-	r.h.mu.Unlock()
+	// The NIC's own flag drops before its LinkChanged call reaches the
+	// handler: wait for the handler's record too (slow under qemu-mips).
+	var ls []gnet.LinkState
+	for {
+		r.h.mu.Lock()
+		ls = append(ls[:0], r.h.link...)
+		r.h.mu.Unlock()
+		if (len(ls) >= 2 && !ls[len(ls)-1].Up) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
 	if len(ls) < 2 || !ls[0].Up || ls[len(ls)-1].Up {
 		t.Errorf("link changes %v", ls)
 	}
