@@ -38,6 +38,19 @@ func (b *base) wait(addr, busy uint32, what string) (uint32, error) {
 	return 0, fmt.Errorf("%w: %s (register %#x)", ErrBusy, what, addr)
 }
 
+// command runs one VTU/ATU-style operation: wait for the unit to be idle,
+// write cmd with the busy bit set, and wait for the busy bit to clear. It
+// returns the register's final value (status bits such as "table full").
+func (b *base) command(addr, busy, cmd uint32, what string) (uint32, error) {
+	if _, err := b.wait(addr, busy, what); err != nil {
+		return 0, err
+	}
+	if err := b.io.write(addr, cmd|busy); err != nil {
+		return 0, err
+	}
+	return b.wait(addr, busy, what)
+}
+
 // ar8216 drives the AR8216, AR8316 and the AR7240/AR934x built-in switches:
 // one register layout (reference §3), variants differing in data.
 type ar8216 struct {
@@ -265,13 +278,7 @@ func (c *ar8216) writePort(p int, h portHW) error {
 }
 
 func (c *ar8216) vtuOp(op uint32, vid int) error {
-	if _, err := c.wait(r16VTU, vtuActive, "VTU"); err != nil {
-		return err
-	}
-	if err := c.io.write(r16VTU, op|uint32(vid)<<vtuVIDShift|vtuActive); err != nil {
-		return err
-	}
-	v, err := c.wait(r16VTU, vtuActive, "VTU")
+	v, err := c.command(r16VTU, vtuActive, op|uint32(vid)<<vtuVIDShift, "VTU")
 	if err != nil {
 		return err
 	}
@@ -308,13 +315,7 @@ func (c *ar8216) vtuNext(vid int) (vtuEntry, bool, error) {
 }
 
 func (c *ar8216) atuOp(op uint32) error {
-	if _, err := c.wait(r16ATU, atuActive, "ATU"); err != nil {
-		return err
-	}
-	if err := c.io.write(r16ATU, op|atuActive); err != nil {
-		return err
-	}
-	_, err := c.wait(r16ATU, atuActive, "ATU")
+	_, err := c.command(r16ATU, atuActive, op, "ATU")
 	return err
 }
 

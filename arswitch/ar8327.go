@@ -222,13 +222,7 @@ func (c *ar8327) writePort(p int, h portHW) error {
 }
 
 func (c *ar8327) vtuOp(op uint32, vid int) error {
-	if _, err := c.wait(r27VTUFunc1, vtu27Busy, "VTU"); err != nil {
-		return err
-	}
-	if err := c.io.write(r27VTUFunc1, op|uint32(vid)<<vtuVIDShift|vtu27Busy); err != nil {
-		return err
-	}
-	v, err := c.wait(r27VTUFunc1, vtu27Busy, "VTU")
+	v, err := c.command(r27VTUFunc1, vtu27Busy, op|uint32(vid)<<vtuVIDShift, "VTU")
 	if err != nil {
 		return err
 	}
@@ -280,13 +274,7 @@ func (c *ar8327) vtuNext(vid int) (vtuEntry, bool, error) {
 }
 
 func (c *ar8327) atuOp(op uint32) error {
-	if _, err := c.wait(r27ATUFunc, atu27Busy, "ATU"); err != nil {
-		return err
-	}
-	if err := c.io.write(r27ATUFunc, op|atu27Busy); err != nil {
-		return err
-	}
-	_, err := c.wait(r27ATUFunc, atu27Busy, "ATU")
+	_, err := c.command(r27ATUFunc, atu27Busy, op, "ATU")
 	return err
 }
 
