@@ -74,6 +74,10 @@ type Stats struct {
 	RxFrames, RxBytes, RxErrors, RxDropped, Missed atomic.Uint64
 	TxFrames, TxBytes, TxErrors, TxFull            atomic.Uint64
 	Interrupts, MemErrors                          atomic.Uint64
+	// Rescued counts link-poll ticks that found interrupt causes pending
+	// with no interrupt serviced since the previous tick, and serviced
+	// them: a lost or late interrupt costs at most one poll period.
+	Rescued atomic.Uint64
 }
 
 // Errors.
@@ -107,6 +111,7 @@ type NIC struct {
 	rx, tx []slot
 
 	regMu sync.Mutex // RAP/RDP pairs
+	svcMu sync.Mutex // one service pass at a time (interrupt or watchdog)
 
 	txMu           sync.Mutex
 	txHead, txTail int // next to fill, oldest not reclaimed
@@ -133,6 +138,7 @@ type bugs struct {
 	ownFirst  bool // write the OWN word before the buffer address
 	noBarrier bool // no barrier between descriptor fields and OWN
 	noSync    bool // skip busdma syncs
+	noRescue  bool // no watchdog service from the link poll
 }
 
 // New resets the chip, identifies it, reads its station address and sets
@@ -381,12 +387,21 @@ func (n *NIC) pollLink() {
 	defer n.wg.Done()
 	t := time.NewTicker(n.cfg.LinkPoll)
 	defer t.Stop()
+	var irqs uint64
 	for {
 		select {
 		case <-n.stop:
 			return
 		case <-t.C:
 		}
+		// Watchdog: causes pending and no interrupt taken for a whole
+		// period means the interrupt was lost on its way (or the line is
+		// stuck masked); service the chip from here.
+		if i := n.Stats.Interrupts.Load(); !n.bugs.noRescue && i == irqs && n.csr(csr0)&csr0INTR != 0 {
+			n.Stats.Rescued.Add(1)
+			n.service()
+		}
+		irqs = n.Stats.Interrupts.Load()
 		up := n.linkUp()
 		if up != n.link.Load() {
 			n.link.Store(up)
@@ -404,6 +419,8 @@ func (n *NIC) pollLink() {
 // It loops until no cause is left, so the level line is low when the
 // dispatcher unmasks it.
 func (n *NIC) service() {
+	n.svcMu.Lock()
+	defer n.svcMu.Unlock()
 	n.Stats.Interrupts.Add(1)
 	for i := 0; i < 16; i++ {
 		c := n.csr(csr0)
@@ -542,6 +559,20 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	n.Stats.TxBytes.Add(uint64(l))
 	b.Release()
 	return nil
+}
+
+// State describes the chip and ring state, for diagnostics.
+func (n *NIC) State() string {
+	n.txMu.Lock()
+	th, tt, tu := n.txHead, n.txTail, n.txUsed
+	n.txMu.Unlock()
+	n.rxMu.Lock()
+	rh := n.rxHead
+	rs := uint16(n.rxd.Read32(uint32(rh*descSize)+dCtl) >> 16)
+	n.rxMu.Unlock()
+	return fmt.Sprintf("csr0 %#04x rx head %d (status %#04x) tx head %d tail %d used %d; rx %d tx %d txfull %d missed %d irqs %d rescued %d",
+		n.csr(csr0), rh, rs, th, tt, tu, n.Stats.RxFrames.Load(), n.Stats.TxFrames.Load(),
+		n.Stats.TxFull.Load(), n.Stats.Missed.Load(), n.Stats.Interrupts.Load(), n.Stats.Rescued.Load())
 }
 
 // Stop implements net.NIC: the chip is stopped (no more DMA), the

@@ -59,6 +59,10 @@ func (h *handler) count() int {
 }
 
 func newRig(t *testing.T, seed uint64, be bool, b bugs, mods ...func(*Config)) *rig {
+	return newRigCtl(t, seed, be, b, hwsim.ControllerConfig{Name: "i8259", Lines: 16}, mods...)
+}
+
+func newRigCtl(t *testing.T, seed uint64, be bool, b bugs, cc hwsim.ControllerConfig, mods ...func(*Config)) *rig {
 	t.Helper()
 	// NoEviction: hwsim's spontaneous writeback reads the CPU view of a
 	// random line from whichever goroutine reaches a scheduling point,
@@ -66,7 +70,7 @@ func newRig(t *testing.T, seed uint64, be bool, b bugs, mods ...func(*Config)) *
 	// a TX buffer line that Transmit is filling on another goroutine. The
 	// sync hazards are still caught without it (TestHazardMissingSync).
 	sys := hwsim.New(hwsim.Config{Seed: seed, BigEndianCPU: be, NoEviction: true})
-	ctl := sys.NewController(hwsim.ControllerConfig{Name: "i8259", Lines: 16})
+	ctl := sys.NewController(cc)
 	r := &rig{sys: sys, sent: make(chan []byte, 1024), stop: make(chan struct{}), h: &handler{got: make(chan struct{}, 1)}}
 	r.chip = pcnetsim.New(sys, ctl, pcnetsim.Config{MAC: testMAC, Line: line, OnTransmit: func(f []byte) {
 		select {
@@ -366,6 +370,46 @@ func TestHazardMissingSync(t *testing.T) {
 // DMA engine runs inside the driver's accesses, so allocations in hwsim's
 // device-side memory accessors (DevLoad32/DevStore32) are counted too; a
 // memory profile shows none in package pcnet.
+// TestHazardLostInterrupt: with a controller that drops interrupts arriving
+// while the handler goroutine is busy (a broken kernel), a driver that only
+// works from interrupts stalls with frames in its RX ring; the link-poll
+// watchdog services the chip and every frame arrives.
+func TestHazardLostInterrupt(t *testing.T) {
+	lossy := hwsim.ControllerConfig{Name: "i8259", Lines: 16, Lossy: true}
+	run := func(b bugs) (got int, rescued uint64) {
+		r := newRigCtl(t, 5, true, b, lossy, func(c *Config) { c.RxRing = 64; c.LinkPoll = 20 * time.Millisecond })
+		for i := 0; i < 40; i++ {
+			r.chip.Deliver(frame(i, 100))
+		}
+		deadline := time.Now().Add(700 * time.Millisecond)
+		for r.h.count() < 40 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		got, rescued = r.h.count(), r.nic.Stats.Rescued.Load()
+		r.close()
+		return got, rescued
+	}
+	stalled, tries := 0, 0
+	for tries < 10 && stalled == 0 {
+		tries++
+		if got, _ := run(bugs{noRescue: true}); got < 40 {
+			stalled++
+		}
+	}
+	if stalled == 0 {
+		t.Fatal("without the watchdog no run stalled: the lossy controller lost nothing")
+	}
+	var rescues uint64
+	for i := 0; i < 4; i++ {
+		got, rescued := run(bugs{})
+		if got != 40 {
+			t.Fatalf("with the watchdog: %d of 40 frames (rescued %d)", got, rescued)
+		}
+		rescues += rescued
+	}
+	t.Logf("without the watchdog a run stalled after %d tries; with it all frames arrived (%d rescues)", tries, rescues)
+}
+
 func BenchmarkTransmit(b *testing.B) {
 	sys := hwsim.New(hwsim.Config{Seed: 1, NoPostedWrites: true, NoStaleReads: true, NoEviction: true})
 	ctl := sys.NewController(hwsim.ControllerConfig{Name: "i8259", Lines: 16})

@@ -67,6 +67,11 @@ func main() {
 		if in, err := kernel.ReadInfo(); err == nil {
 			fmt.Printf("ram: %d KiB total, %d KiB used, peak %d KiB\n", in.RAM>>10, in.RAMUsed>>10, in.RAMPeak>>10)
 		}
+		for _, p := range ports {
+			if s, ok := p.NIC.(interface{ State() string }); ok {
+				fmt.Printf("nic %s: %s\n", p.Name, s.State())
+			}
+		}
 	}
 }
 
