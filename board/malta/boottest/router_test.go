@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,7 +58,7 @@ func TestRouterQEMU(t *testing.T) {
 				cancel() // kills QEMU: the router runs until reset
 				<-exited
 			}()
-			var out strings.Builder
+			var out consoleLog // written by the reader goroutine, read by the test
 			up := make(chan time.Duration, 1)
 			go func() {
 				sc := bufio.NewScanner(pr)
@@ -161,4 +162,23 @@ func echoClient() (int, bool) {
 	}
 	fmt.Printf("echo ok: %d MB each way in %.1f s, %.1f Mbit/s each way\n", n>>20, d.Seconds(), float64(n)*8/d.Seconds()/1e6)
 	return 0, true
+}
+
+// consoleLog collects console lines from a reader goroutine while the test
+// reads them.
+type consoleLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (c *consoleLog) WriteString(s string) {
+	c.mu.Lock()
+	c.b.WriteString(s)
+	c.mu.Unlock()
+}
+
+func (c *consoleLog) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.b.String()
 }
