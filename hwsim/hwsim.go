@@ -27,6 +27,14 @@
 // and use the device-side methods (DevRead, DevWrite, …), which assume it is
 // held. A model goroutine acting on its own (a wire delivering a frame)
 // wraps its work in System.Do.
+//
+// Eviction reads a cached buffer's CPU view at a scheduling point, in
+// whichever goroutine reached it. A test in which one goroutine fills a
+// mapped buffer while another drives the model must set NoEviction: a real
+// cache evicts concurrently with CPU stores, but in Go that read is a data
+// race the race detector rightly reports. Missing syncs are still caught
+// then (at sync time and on device reads); only the spontaneous corruption
+// is lost.
 package hwsim
 
 import (

@@ -381,11 +381,37 @@ func (m *Memory) DevWrite(addr uint64, src []byte) error {
 	return nil
 }
 
-func (m *Memory) order(big bool) binary.ByteOrder {
-	if big {
-		return binary.BigEndian
+// getWord and putWord read and write a 1-, 2- or 4-byte value in the given
+// byte order. They call the concrete byte orders rather than going through
+// binary.ByteOrder, whose interface call would move the caller's buffer to
+// the heap on every access.
+func getWord(b []byte, width int, big bool) uint32 {
+	switch {
+	case width == 1:
+		return uint32(b[0])
+	case width == 2 && big:
+		return uint32(binary.BigEndian.Uint16(b))
+	case width == 2:
+		return uint32(binary.LittleEndian.Uint16(b))
+	case big:
+		return binary.BigEndian.Uint32(b)
 	}
-	return binary.LittleEndian
+	return binary.LittleEndian.Uint32(b)
+}
+
+func putWord(b []byte, width int, big bool, v uint32) {
+	switch {
+	case width == 1:
+		b[0] = byte(v)
+	case width == 2 && big:
+		binary.BigEndian.PutUint16(b, uint16(v))
+	case width == 2:
+		binary.LittleEndian.PutUint16(b, uint16(v))
+	case big:
+		binary.BigEndian.PutUint32(b, v)
+	default:
+		binary.LittleEndian.PutUint32(b, v)
+	}
 }
 
 // DevLoad32 reads a 32-bit word at addr in the given byte order (device
@@ -395,13 +421,13 @@ func (m *Memory) DevLoad32(addr uint64, order barrier.Order) (uint32, error) {
 	if err := m.DevRead(addr, b[:]); err != nil {
 		return 0, err
 	}
-	return m.order(m.big(order)).Uint32(b[:]), nil
+	return getWord(b[:], 4, m.big(order)), nil
 }
 
 // DevStore32 writes a 32-bit word at addr in the given byte order. Lock held.
 func (m *Memory) DevStore32(addr uint64, v uint32, order barrier.Order) error {
 	var b [4]byte
-	m.order(m.big(order)).PutUint32(b[:], v)
+	putWord(b[:], 4, m.big(order), v)
 	return m.DevWrite(addr, b[:])
 }
 
@@ -415,16 +441,7 @@ func (m *Memory) storeNow(addr uint64, width int, v uint32, big bool) {
 	if r == nil {
 		return // the Coherent accessor checked bounds when posting
 	}
-	b := r.dev[addr-r.addr:]
-	o := m.order(big)
-	switch width {
-	case 1:
-		b[0] = byte(v)
-	case 2:
-		o.PutUint16(b, uint16(v))
-	default:
-		o.PutUint32(b, v)
-	}
+	putWord(r.dev[addr-r.addr:], width, big, v)
 }
 
 // Coherent is uncached DMA memory seen from the CPU; it implements
@@ -463,15 +480,7 @@ func (c *Coherent) load(off uint32, width int) uint32 {
 	if s.Bus.overlapsPending(addr, width) {
 		s.Bus.drainAll() // mixed-width overlap: resolve conservatively
 	}
-	b := c.r.dev[off:]
-	o := c.mem.order(c.big)
-	switch width {
-	case 1:
-		return uint32(b[0])
-	case 2:
-		return uint32(o.Uint16(b))
-	}
-	return o.Uint32(b)
+	return getWord(c.r.dev[off:], width, c.big)
 }
 
 func (c *Coherent) store(off uint32, width int, v uint32) {
