@@ -89,6 +89,7 @@ func run(args []string) (int, error) {
 	mem := fs.Int("m", 128, "RAM in MiB")
 	appendArgs := fs.String("append", "", "kernel command line: program arguments, K=V environment, kernel switches")
 	timeout := fs.Duration("timeout", 0, "stop QEMU after this long (0: never)")
+	fwd := fs.Int("fwd", 0, "malta: QEMU user networking on 192.168.1.0/24 with 127.0.0.1:PORT forwarded to 192.168.1.1:80 (no root needed)")
 	fs.Parse(args)
 	if fs.NArg() != 1 {
 		usage()
@@ -115,7 +116,12 @@ func run(args []string) (int, error) {
 		ctx, cancel = context.WithTimeout(ctx, *timeout)
 		defer cancel()
 	}
-	code, err := Boot(ctx, b, img, *mem, *appendArgs, os.Stdin, os.Stdout)
+	var extra []string
+	if *fwd > 0 {
+		extra = UserNetForward(*fwd)
+		fmt.Fprintf(os.Stderr, "gowrt: status page of 192.168.1.1 at http://127.0.0.1:%d/\n", *fwd)
+	}
+	code, err := Boot(ctx, b, img, *mem, *appendArgs, os.Stdin, os.Stdout, extra...)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return 124, fmt.Errorf("timed out after %v", *timeout)
 	}
@@ -124,9 +130,12 @@ func run(args []string) (int, error) {
 
 // Boot runs img under QEMU, copies the console to out and returns the exit
 // code the firmware reported.
-func Boot(ctx context.Context, b image.Board, img string, memMiB int, appendArgs string, in io.Reader, out io.Writer) (int, error) {
+//
+// extra is appended to QEMU's arguments (network options).
+func Boot(ctx context.Context, b image.Board, img string, memMiB int, appendArgs string, in io.Reader, out io.Writer, extra ...string) (int, error) {
 	args := []string{"-M", "malta", "-cpu", "24Kc", "-m", strconv.Itoa(memMiB),
 		"-kernel", img, "-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"}
+	args = append(args, extra...)
 	if appendArgs != "" {
 		args = append(args, "-append", appendArgs)
 	}
@@ -208,4 +217,12 @@ func runSim(pkg, args string, timeout time.Duration) (int, error) {
 			return 0, err
 		}
 	}
+}
+
+// UserNetForward returns QEMU options that cable malta's pcnet to QEMU's
+// user-mode network, numbered like the router's LAN (the host side is
+// 192.168.1.2), with host port 127.0.0.1:port forwarded to the router's
+// status page: the way to reach the firmware without root or TAP devices.
+func UserNetForward(port int) []string {
+	return []string{"-nic", fmt.Sprintf("user,model=pcnet,net=192.168.1.0/24,host=192.168.1.2,dhcpstart=192.168.1.100,hostfwd=tcp:127.0.0.1:%d-192.168.1.1:80", port)}
 }

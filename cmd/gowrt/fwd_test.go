@@ -1,0 +1,72 @@
+//go:build !mips && !mipsle
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestUserNetForward boots the router on malta with QEMU user networking
+// and fetches its status page through the host port forward: the path a
+// newcomer without root uses. No TAP device, no root.
+func TestUserNetForward(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+
+	tool := filepath.Join(t.TempDir(), "gowrt")
+	if out, err := exec.Command("go", "build", "-o", tool, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build gowrt: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	// The firmware stops by itself (-run-for), so QEMU ends with it.
+	cmd := exec.CommandContext(ctx, tool, "run", "-board", "malta-be", "-m", "32",
+		"-fwd", fmt.Sprint(port), "-append", "-run-for 25s", "../../examples/router")
+	var console strings.Builder
+	cmd.Stdout, cmd.Stderr = &console, &console
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	client := &http.Client{Timeout: 3 * time.Second}
+	var page string
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline) && page == ""; {
+		select {
+		case err := <-done:
+			t.Fatalf("firmware ended before the status page answered: %v", err)
+		case <-time.After(500 * time.Millisecond):
+		}
+		resp, err := client.Get(url)
+		if err != nil {
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			page = string(b)
+		}
+	}
+	if !strings.Contains(page, "board malta") {
+		t.Fatalf("no status page at %s: %q", url, page)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("gowrt run: %v", err)
+	}
+}
