@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,8 +23,7 @@ import (
 var arches = []string{"malta-be", "malta-le"}
 
 var (
-	buildMu sync.Mutex
-	built   = map[string]string{} // board+pkg -> image path
+	images  = &image.Cache{}
 	workDir string
 )
 
@@ -35,6 +33,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	workDir = d
+	images.Dir = d
 	code := m.Run()
 	os.RemoveAll(d)
 	os.Exit(code)
@@ -43,22 +42,11 @@ func TestMain(m *testing.M) {
 // buildImage builds pkg for board once per test binary run.
 func buildImage(t testing.TB, board, pkg string) string {
 	t.Helper()
-	buildMu.Lock()
-	defer buildMu.Unlock()
-	key := board + " " + pkg
-	if p, ok := built[key]; ok {
-		return p
-	}
-	b, err := image.LookupBoard(board)
+	p, err := images.Build(board, pkg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(workDir, strings.NewReplacer("/", "_", ".", "_").Replace(key)+".elf")
-	if err := image.Build(b, ".", pkg, out); err != nil {
-		t.Fatalf("build %s for %s: %v", pkg, board, err)
-	}
-	built[key] = out
-	return out
+	return p
 }
 
 type bootResult struct {
@@ -113,15 +101,6 @@ func (r bootResult) mustContain(t testing.TB, what ...string) {
 			t.Errorf("output lacks %q; output:\n%s", w, r.out)
 		}
 	}
-}
-
-func modRoot(t testing.TB) string {
-	t.Helper()
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Dir(strings.TrimSpace(string(out)))
 }
 
 func init() {

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,8 +19,7 @@ import (
 var boards = []string{"malta-be", "malta-le"}
 
 var (
-	buildMu sync.Mutex
-	built   = map[string]string{}
+	images  = &image.Cache{}
 	workDir string
 )
 
@@ -40,39 +38,26 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	workDir = d
+	images.Dir = d
+	// Images are built from the module root: package paths are ./... there.
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		panic(err)
+	}
+	images.BuildDir = filepath.Dir(strings.TrimSpace(string(gomod)))
 	code := m.Run()
 	os.RemoveAll(d)
 	os.Exit(code)
 }
 
-func modRoot(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Dir(strings.TrimSpace(string(out)))
-}
-
 // buildImage builds pkg for board once per test binary.
 func buildImage(t *testing.T, board, pkg string) string {
 	t.Helper()
-	buildMu.Lock()
-	defer buildMu.Unlock()
-	key := board + " " + pkg
-	if p, ok := built[key]; ok {
-		return p
-	}
-	b, err := image.LookupBoard(board)
+	p, err := images.Build(board, pkg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(workDir, strings.NewReplacer("/", "_", ".", "_", " ", "_").Replace(key)+".elf")
-	if err := image.Build(b, modRoot(t), pkg, out); err != nil {
-		t.Fatalf("build %s for %s: %v", pkg, board, err)
-	}
-	built[key] = out
-	return out
+	return p
 }
 
 // boot runs img on board's QEMU with the given pflash file and returns the
