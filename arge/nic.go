@@ -137,11 +137,7 @@ func (n *NIC) receive(frame []byte) {
 	if h == nil || len(frame) > gnet.RxBufSize {
 		return
 	}
-	v := gnet.NewRxView()
-	buf := v.AsSlice()
-	k := copy(buf[:cap(buf)], frame)
-	v.CapLength(k)
-	h.Receive(v)
+	h.Receive(gnet.CopyRxView(frame))
 }
 
 // Transmit implements net.NIC. A full ring is ErrTxFull; the caller keeps

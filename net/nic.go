@@ -163,3 +163,19 @@ const RxBufSize = 2048
 // passes it to Handler.Receive. Views come from gVisor's chunk pools, so
 // steady-state RX does not allocate.
 func NewRxView() *buffer.View { return buffer.NewViewSize(RxBufSize) }
+
+// CopyRxView returns a receive view holding first followed by rest, for
+// NICs (and models, and the bridge's host port) whose frames arrive in
+// memory they cannot hand over: one copy into a fresh, unshared view.
+// Bytes beyond RxBufSize are dropped; callers check frame sizes first.
+func CopyRxView(first []byte, rest ...[]byte) *buffer.View {
+	v := NewRxView()
+	buf := v.AsSlice()
+	buf = buf[:cap(buf)]
+	n := copy(buf, first)
+	for _, p := range rest {
+		n += copy(buf[n:], p)
+	}
+	v.CapLength(n)
+	return v
+}

@@ -63,9 +63,7 @@ func (w *wireNIC) Transmit(b gnet.TxBuf) error {
 // fromMAC receives a frame the MAC model sent (System lock held): it is
 // copied and handed over outside the lock.
 func (w *wireNIC) fromMAC(frame []byte) {
-	v := gnet.NewRxView()
-	buf := v.AsSlice()
-	v.CapLength(copy(buf[:cap(buf)], frame))
+	v := gnet.CopyRxView(frame)
 	go func() {
 		w.mu.Lock()
 		h := w.h

@@ -119,11 +119,7 @@ func (l hostLink) Send(hdr, payload []byte) bool {
 	if len(hdr)+len(payload) > gnet.RxBufSize {
 		return false
 	}
-	v := gnet.NewRxView()
-	buf := v.AsSlice() // fresh, unshared view: safe to fill in place
-	off := copy(buf, hdr)
-	off += copy(buf[off:], payload)
-	v.CapLength(off)
+	v := gnet.CopyRxView(hdr, payload)
 	n.rxMu.Lock()
 	defer n.rxMu.Unlock()
 	if n.h == nil {

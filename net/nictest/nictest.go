@@ -205,13 +205,7 @@ func (n *NIC) deliver(frame []byte, segs [][]byte) bool {
 		n.RxOversizeHW.Add(1)
 		return false
 	}
-	v := gnet.NewRxView()
-	dma := v.AsSlice() // fresh, unshared view: safe to write in place
-	off := copy(dma, frame)
-	for _, s := range segs {
-		off += copy(dma[off:], s)
-	}
-	v.CapLength(off)
+	v := gnet.CopyRxView(frame, segs...)
 	n.rxMu.Lock()
 	defer n.rxMu.Unlock()
 	if n.h == nil {
