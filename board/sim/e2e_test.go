@@ -93,11 +93,11 @@ func TestSimRouter(t *testing.T) {
 	if !strings.Contains(out, "board sim") || !strings.Contains(out, "lan2") {
 		t.Fatalf("status page:\n%s", out)
 	}
-	before := g.r.Bridge().Stats.Forwarded.Load()
+	before := g.r.Bridge().Forwarded()
 	if err := ping(g.hosts[0], "192.168.1.20"); err != nil {
 		t.Fatalf("arge0 → arge1 through br-lan: %v", err)
 	}
-	if g.r.Bridge().Stats.Forwarded.Load() == before {
+	if g.r.Bridge().Forwarded() == before {
 		t.Fatal("host-to-host traffic did not go through the bridge")
 	}
 	// A larger TCP transfer through both MAC models and the bridge.

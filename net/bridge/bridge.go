@@ -43,6 +43,8 @@ import (
 	"time"
 
 	gnet "github.com/gowrt/gowrt/net"
+	"golang.org/x/sys/cpu"
+	"gvisor.dev/gvisor/pkg/buffer"
 )
 
 // MaxPorts is the number of ports a bridge can have (bitmask width).
@@ -56,6 +58,20 @@ type Link interface {
 	// must not call back into the bridge's Input for the same port.
 	// It reports whether the frame was queued.
 	Send(hdr, payload []byte) bool
+}
+
+// A ViewLink is a Link that can transmit straight from the ingress
+// buffer instead of copying the frame. The bridge calls SendView, not
+// Send, for frames that entered through InputView. owner holds the
+// ingress frame; the link takes its own reference (owner.Clone) if it
+// keeps the memory beyond the call, and must not write to it: other
+// ports may be sending the same bytes. If hdr is nil the egress frame is
+// the ingress frame unchanged (owner.AsSlice()); otherwise it is hdr ++
+// payload, where payload lies in owner and hdr is only valid during the
+// call.
+type ViewLink interface {
+	Link
+	SendView(owner *buffer.View, hdr, payload []byte) bool
 }
 
 // Config configures a bridge.
@@ -80,27 +96,36 @@ type PortVLANs struct {
 // VLAN-unaware behaviour (Linux's default_pvid).
 var DefaultVLANs = PortVLANs{PVID: 1, Untagged: []uint16{1}}
 
-// PortStats are per-port counters.
+// PortStats are per-port counters. The receive side is written only by
+// the port's own ingress path, the transmit side by every other port's:
+// the padding keeps them on separate cache lines, so two CPUs bridging in
+// opposite directions do not pass one line back and forth per frame.
 type PortStats struct {
 	RxFrames, RxBytes atomic.Uint64 // accepted on ingress
+	Forwarded         atomic.Uint64 // ingress frames sent to one known port
+	Flooded           atomic.Uint64 // ingress frames flooded
+	_                 cpu.CacheLinePad
 	TxFrames, TxBytes atomic.Uint64 // handed to the Link
 	TxDropped         atomic.Uint64 // Link refused (TX ring full)
+	_                 cpu.CacheLinePad
 }
 
-// Stats are bridge-wide counters.
+// Stats are bridge-wide drop counters (Forwarded and Flooded sum the
+// ports' counters).
 type Stats struct {
-	Forwarded atomic.Uint64 // frames sent to exactly one known port
-	Flooded   atomic.Uint64 // frames flooded
-	FDBFull   atomic.Uint64
-	Drops     [numReasons]atomic.Uint64
+	Drops [numReasons]atomic.Uint64
 }
 
 // Dropped returns the drop counter for r.
 func (s *Stats) Dropped(r Reason) uint64 { return s.Drops[r].Load() }
 
 type port struct {
-	link    Link
+	link  Link
+	vlink ViewLink // link, if it can transmit from the ingress buffer
+	_     cpu.CacheLinePad
+	// Written by this port's ingress path only.
 	scratch [ethHdrLen + tagLen]byte // egress header when a tag is added/changed
+	owner   *buffer.View             // the frame's buffer during InputView
 	stats   PortStats
 }
 
@@ -189,7 +214,8 @@ func (b *Bridge) AddPort(l Link, v PortVLANs) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	b.ports[n] = &port{link: l}
+	vl, _ := l.(ViewLink)
+	b.ports[n] = &port{link: l, vlink: vl}
 	b.vlans.Store(t)
 	b.nport.Store(int32(n + 1))
 	return n, nil
@@ -282,9 +308,34 @@ func (b *Bridge) PortStats(p int) *PortStats {
 // FDBEntries counts the live learned stations.
 func (b *Bridge) FDBEntries() int { return b.fdb.entries(b.now()) }
 
+// FDBFull counts stations not learned because their slots were taken.
+func (b *Bridge) FDBFull() uint64 {
+	b.fdb.mu.Lock()
+	defer b.fdb.mu.Unlock()
+	return b.fdb.full
+}
+
 // Lookup returns the port a station is learned on in VLAN vid.
 func (b *Bridge) Lookup(vid uint16, mac gnet.MAC) (int, bool) {
 	return b.fdb.learnLookup(0, false, 0, fdbKey(vid, mac[:]), true, b.now())
+}
+
+// Forwarded counts frames sent to exactly one known port.
+func (b *Bridge) Forwarded() uint64 {
+	var n uint64
+	for p := range int(b.nport.Load()) {
+		n += b.ports[p].stats.Forwarded.Load()
+	}
+	return n
+}
+
+// Flooded counts frames flooded to every member port of their VLAN.
+func (b *Bridge) Flooded() uint64 {
+	var n uint64
+	for p := range int(b.nport.Load()) {
+		n += b.ports[p].stats.Flooded.Load()
+	}
+	return n
 }
 
 func (b *Bridge) drop(r Reason) { b.Stats.Drops[r].Add(1) }
@@ -293,6 +344,21 @@ func (b *Bridge) drop(r Reason) { b.Stats.Drops[r].Add(1) }
 // group addresses a bridge must not forward.
 func isLinkLocal(d []byte) bool {
 	return d[0] == 0x01 && d[1] == 0x80 && d[2] == 0xc2 && d[3] == 0 && d[4] == 0 && d[5]&0xf0 == 0
+}
+
+// InputView bridges the frame in v, received on port in, like Input, but
+// lets ports whose Link is a ViewLink send it without copying by taking a
+// reference to v. The caller keeps its own reference and releases it
+// after the call as usual.
+func (b *Bridge) InputView(in int, v *buffer.View) {
+	if in < 0 || in >= int(b.nport.Load()) {
+		b.drop(ReasonNoPort)
+		return
+	}
+	p := b.ports[in]
+	p.owner = v
+	b.Input(in, v.AsSlice())
+	p.owner = nil
 }
 
 // Input bridges one frame received on port in. The frame is only read
@@ -366,7 +432,7 @@ func (b *Bridge) Input(in int, frame []byte) {
 			b.drop(ReasonPortDown)
 			return
 		}
-		b.Stats.Forwarded.Add(1)
+		p.stats.Forwarded.Add(1)
 		b.send(t, host, vid, &f, frame, p)
 		return
 	case known:
@@ -376,14 +442,14 @@ func (b *Bridge) Input(in int, frame []byte) {
 		}
 		ob := uint64(1) << out
 		if t.members[vid]&ob != 0 && up&ob != 0 {
-			b.Stats.Forwarded.Add(1)
+			p.stats.Forwarded.Add(1)
 			b.send(t, out, vid, &f, frame, p)
 			return
 		}
 		// Learned port left the VLAN or went down: flood instead.
 	}
 	mask := t.members[vid] & up &^ bit
-	b.Stats.Flooded.Add(1)
+	p.stats.Flooded.Add(1)
 	for mask != 0 {
 		o := bits.TrailingZeros64(mask)
 		mask &= mask - 1
@@ -410,7 +476,16 @@ func (b *Bridge) send(t *vlanTable, o int, vid uint16, f *Frame, frame []byte, i
 		binary.BigEndian.PutUint16(in.scratch[14:16], f.TCI&^vidMask|vid)
 		hdr = in.scratch[0:16]
 	}
-	if q.link.Send(hdr, payload) {
+	var sent bool
+	switch {
+	case in.owner == nil || q.vlink == nil:
+		sent = q.link.Send(hdr, payload)
+	case len(hdr) == f.Rest && &hdr[0] == &frame[0]:
+		sent = q.vlink.SendView(in.owner, nil, nil) // leaves unchanged
+	default:
+		sent = q.vlink.SendView(in.owner, hdr, payload)
+	}
+	if sent {
 		q.stats.TxFrames.Add(1)
 		q.stats.TxBytes.Add(uint64(len(hdr) + len(payload)))
 	} else {

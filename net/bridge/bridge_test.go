@@ -126,8 +126,8 @@ func TestLearning(t *testing.T) {
 	r.expect(t, "known unicast goes to one port", 1, 0, 0)
 	r.b.Input(0, frame(stB, stA, -1, 0, 46))
 	r.expect(t, "B now known", 0, 1, 0)
-	if r.b.Stats.Forwarded.Load() != 2 || r.b.Stats.Flooded.Load() != 1 {
-		t.Fatalf("forwarded %d flooded %d", r.b.Stats.Forwarded.Load(), r.b.Stats.Flooded.Load())
+	if r.b.Forwarded() != 2 || r.b.Flooded() != 1 {
+		t.Fatalf("forwarded %d flooded %d", r.b.Forwarded(), r.b.Flooded())
 	}
 	// Station move: A appears on port 2.
 	r.b.Input(2, frame(stC, stA, -1, 0, 46))

@@ -12,17 +12,18 @@ import (
 // (no copy on ingress) and the view is released afterwards; carrier
 // changes open and close the port.
 //
-// Egress copies each frame once into a pooled TX buffer: the bridge's
-// frames are slices of another port's RX view that is recycled when Input
-// returns, while the NIC keeps a TxBuf until TX completion. Sharing the RX
-// view instead (refcounted, one reference per egress port) would remove
-// that copy; it is left for when a driver with gather DMA needs it.
+// Egress shares the ingress view: the TxBuf handed to the driver holds a
+// reference to it (buffer.View.Clone, no copy) until the driver releases
+// it at TX completion, so a frame flooded to several ports is one buffer
+// with several readers. Only a frame whose header the bridge rewrote
+// (a VLAN tag added or removed) for a NIC that cannot gather a separate
+// header is copied, once, into a pooled buffer.
 //
 // The port does not queue: a frame that finds the egress ring full is
 // dropped and counted (PortStats.TxDropped), as a switch drops at a
 // congested port, so a slow port never holds up the others.
 func (b *Bridge) AttachNIC(nic gnet.NIC, v PortVLANs) (int, error) {
-	np := &nicPort{b: b, nic: nic}
+	np := &nicPort{b: b, nic: nic, gather: nic.Capabilities()&gnet.CapScatterGather != 0}
 	p, err := b.AddPort(np, v)
 	if err != nil {
 		return -1, err
@@ -38,14 +39,15 @@ func (b *Bridge) AttachNIC(nic gnet.NIC, v PortVLANs) (int, error) {
 }
 
 type nicPort struct {
-	b    *Bridge
-	nic  gnet.NIC
-	port int
+	b      *Bridge
+	nic    gnet.NIC
+	port   int
+	gather bool // the NIC takes multi-segment TxBufs
 }
 
 // Receive implements net.Handler.
 func (np *nicPort) Receive(v *buffer.View) {
-	np.b.Input(np.port, v.AsSlice())
+	np.b.InputView(np.port, v)
 	v.Release()
 }
 
@@ -65,7 +67,7 @@ func (np *nicPort) Send(hdr, payload []byte) bool {
 	buf := t.v.AsSlice() // fresh, unshared view: safe to fill in place
 	copy(buf, hdr)
 	copy(buf[len(hdr):], payload)
-	t.segs[0] = buf
+	t.segs[0], t.nseg = buf, 1
 	if np.nic.Transmit(t) != nil {
 		t.Release()
 		return false
@@ -73,18 +75,48 @@ func (np *nicPort) Send(hdr, payload []byte) bool {
 	return true
 }
 
-// txFrame is a TxBuf holding one pooled view.
+// SendView implements ViewLink.
+func (np *nicPort) SendView(owner *buffer.View, hdr, payload []byte) bool {
+	if hdr != nil && !np.gather {
+		return np.Send(hdr, payload)
+	}
+	t := txFramePool.Get().(*txFrame)
+	t.v = owner.Clone()
+	if hdr == nil {
+		t.segs[0], t.nseg = t.v.AsSlice(), 1
+	} else {
+		t.segs[0] = t.hdr[:copy(t.hdr[:], hdr)]
+		t.segs[1], t.nseg = payload, 2
+	}
+	if np.nic.Transmit(t) != nil {
+		t.Release()
+		return false
+	}
+	return true
+}
+
+// txFrame is a TxBuf holding a reference to a view: a copy of the frame,
+// or the ingress view it is sent from, with a private header if the
+// bridge rewrote it.
 type txFrame struct {
 	v    *buffer.View
-	segs [1][]byte
+	hdr  [ethHdrLen + tagLen]byte
+	segs [2][]byte
+	nseg int
 }
 
 var txFramePool = sync.Pool{New: func() any { return new(txFrame) }}
 
-func (t *txFrame) Segments() [][]byte { return t.segs[:] }
-func (t *txFrame) Len() int           { return len(t.segs[0]) }
+func (t *txFrame) Segments() [][]byte { return t.segs[:t.nseg] }
+func (t *txFrame) Len() int {
+	n := 0
+	for _, s := range t.segs[:t.nseg] {
+		n += len(s)
+	}
+	return n
+}
 func (t *txFrame) Release() {
 	t.v.Release()
-	t.v, t.segs[0] = nil, nil
+	t.v, t.segs, t.nseg = nil, [2][]byte{}, 0
 	txFramePool.Put(t)
 }

@@ -80,11 +80,11 @@ func TestRouterLAN(t *testing.T) {
 			t.Fatalf("status page lacks %q:\n%s", want, out)
 		}
 	}
-	before := r.Bridge().Stats.Forwarded.Load()
+	before := r.Bridge().Forwarded()
 	if err := a.ping("192.168.1.20"); err != nil {
 		t.Fatalf("LAN hosts cannot reach each other through br-lan: %v", err)
 	}
-	if r.Bridge().Stats.Forwarded.Load() == before {
+	if r.Bridge().Forwarded() == before {
 		t.Fatal("lan1→lan2 traffic was not forwarded by the bridge")
 	}
 	js := a.ns.Must(t, "curl", "-sS", "--max-time", "10", "http://192.168.1.1/status.json")
@@ -195,8 +195,8 @@ func TestRouterBroadcastStorm(t *testing.T) {
 		}
 	}
 	<-storm
-	if r.Bridge().Stats.Flooded.Load() < 100 {
-		t.Fatalf("only %d frames flooded: the storm did not happen", r.Bridge().Stats.Flooded.Load())
+	if r.Bridge().Flooded() < 100 {
+		t.Fatalf("only %d frames flooded: the storm did not happen", r.Bridge().Flooded())
 	}
 }
 

@@ -43,8 +43,8 @@ func (r *Router) Status() Status {
 		Uptime:    time.Since(r.started).Truncate(time.Second).String(),
 		LANAddr:   r.cfg.LANAddr.String(),
 		BridgeMAC: r.cfg.BridgeMAC.String(),
-		Forwarded: r.br.Stats.Forwarded.Load(),
-		Flooded:   r.br.Stats.Flooded.Load(),
+		Forwarded: r.br.Forwarded(),
+		Flooded:   r.br.Flooded(),
 		FDB:       r.br.FDBEntries(),
 	}
 	for _, p := range r.ports {
