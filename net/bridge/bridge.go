@@ -80,10 +80,23 @@ type Config struct {
 	MTU     int           // default 1500
 	AgeTime time.Duration // FDB entry lifetime, default 300 s (802.1D default)
 	FDBSize int           // FDB slots, rounded up to a power of two; default 4096
+	// FloodRate is storm control: the frames per second each port may
+	// flood (broadcast, multicast, unknown unicast), in bursts of up to a
+	// tenth of a second's worth; more are dropped and counted
+	// (ReasonStorm), so a looped cable or a flooding host cannot make the
+	// bridge copy its storm to every port and the router's own stack.
+	// Known unicast is never limited, nor is the host port. Default
+	// DefaultFloodRate; negative disables storm control.
+	FloodRate int
 	// Now returns a monotonic time in nanoseconds; default time-based.
 	// Tests inject a fake clock.
 	Now func() int64
 }
+
+// DefaultFloodRate is the default storm-control limit: far above what
+// ARP, DHCP, neighbour discovery and mDNS need on a home LAN, far below
+// what a storm delivers.
+const DefaultFloodRate = 10000
 
 // PortVLANs is a port's 802.1Q membership.
 type PortVLANs struct {
@@ -126,7 +139,31 @@ type port struct {
 	// Written by this port's ingress path only.
 	scratch [ethHdrLen + tagLen]byte // egress header when a tag is added/changed
 	owner   *buffer.View             // the frame's buffer during InputView
+	flood   tokenBucket              // storm control
 	stats   PortStats
+}
+
+// tokenBucket limits a port's flooded frames. Only the port's ingress
+// path uses it, so it needs no lock. Tokens are counted in
+// frame-nanoseconds: a frame costs 1e9, and every nanosecond adds rate.
+type tokenBucket struct {
+	tokens, last int64
+}
+
+func (t *tokenBucket) allow(now int64, rate, burst int64) bool {
+	if t.last != 0 {
+		// A second refills any bucket (bursts are a tenth of one); the
+		// cap keeps a long idle time from overflowing the product.
+		t.tokens = min(t.tokens+min(now-t.last, 1e9)*rate, burst)
+	} else {
+		t.tokens = burst
+	}
+	t.last = now
+	if t.tokens < 1e9 {
+		return false
+	}
+	t.tokens -= 1e9
+	return true
 }
 
 // vlanTable is an immutable configuration snapshot.
@@ -149,6 +186,8 @@ type Bridge struct {
 	up    atomic.Uint64 // ports whose link is up and that forward
 	nport atomic.Int32
 	host  atomic.Int32 // host port number, -1 if none
+
+	floodRate, floodBurst int64 // storm control; rate 0 = off
 
 	cfgMu sync.Mutex // serialises configuration writers
 	ports [MaxPorts]*port
@@ -179,6 +218,12 @@ func New(c Config) (*Bridge, error) {
 	if c.FDBSize < maxProbe || c.FDBSize > 1<<20 {
 		return nil, fmt.Errorf("bridge: FDBSize %d out of range", c.FDBSize)
 	}
+	switch {
+	case c.FloodRate == 0:
+		c.FloodRate = DefaultFloodRate
+	case c.FloodRate < 0:
+		c.FloodRate = 0
+	}
 	if c.Now == nil {
 		start := time.Now()
 		c.Now = func() int64 { return int64(time.Since(start)) }
@@ -189,6 +234,9 @@ func New(c Config) (*Bridge, error) {
 		mtu:  c.MTU,
 		now:  c.Now,
 		fdb:  newFDB(c.FDBSize, int64(c.AgeTime), rand.Uint64()),
+		// Burst: a tenth of a second's worth, at least one frame.
+		floodRate:  int64(c.FloodRate),
+		floodBurst: max(int64(c.FloodRate)*1e8, 1e9),
 	}
 	b.vlans.Store(new(vlanTable))
 	b.host.Store(-1)
@@ -409,7 +457,8 @@ func (b *Bridge) Input(in int, frame []byte) {
 	if !mcast && fdbKey(0, dst) == b.macK {
 		toHost, lookup = true, false
 	}
-	out, known := b.fdb.learnLookup(src|uint64(vid)<<48, in != host, uint8(in), fdbKey(vid, dst), lookup, b.now())
+	now := b.now()
+	out, known := b.fdb.learnLookup(src|uint64(vid)<<48, in != host, uint8(in), fdbKey(vid, dst), lookup, now)
 
 	switch {
 	case mcast && isLinkLocal(dst):
@@ -447,6 +496,10 @@ func (b *Bridge) Input(in int, frame []byte) {
 			return
 		}
 		// Learned port left the VLAN or went down: flood instead.
+	}
+	if b.floodRate != 0 && in != host && !p.flood.allow(now, b.floodRate, b.floodBurst) {
+		b.drop(ReasonStorm)
+		return
 	}
 	mask := t.members[vid] & up &^ bit
 	p.stats.Flooded.Add(1)

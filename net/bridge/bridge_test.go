@@ -7,6 +7,7 @@ import (
 	"time"
 
 	gnet "github.com/gowrt/gowrt/net"
+	"gvisor.dev/gvisor/pkg/buffer"
 )
 
 var (
@@ -432,3 +433,68 @@ func TestFDBHashSpreadsAllKeyBits(t *testing.T) {
 		t.Fatalf("%d of 24 stations learned (FDB full %d)", n, b.fdb.full)
 	}
 }
+
+// TestStormControl: a port may flood FloodRate frames per second in
+// bursts of a tenth of a second's worth; the excess is dropped and
+// counted, known unicast is never limited, and the host port is exempt.
+func TestStormControl(t *testing.T) {
+	clk := &clock{t: int64(time.Hour)}
+	b, _ := New(Config{MAC: brMAC, FloodRate: 100, Now: clk.now})
+	l0, l1 := &capLink{}, &capLink{}
+	b.AddPort(l0, DefaultVLANs)
+	b.AddPort(l1, DefaultVLANs)
+	b.SetLink(0, true)
+	b.SetLink(1, true)
+	host, err := b.AddHostPort(DefaultVLANs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl := &countHandler{}
+	host.Start(hl)
+	b.Input(1, frame(bcast, stB, -1, 0, 46)) // learn B on port 1
+	for i := 0; i < 50; i++ {
+		b.Input(0, frame(bcast, stA, -1, 0, 46))
+	}
+	if n := len(l1.take()); n != 10 {
+		t.Fatalf("port 1 got %d frames, want the 10-frame burst", n)
+	}
+	if d := b.Stats.Dropped(ReasonStorm); d != 40 {
+		t.Fatalf("%d storm drops, want 40", d)
+	}
+	for i := 0; i < 50; i++ { // known unicast: not limited
+		b.Input(0, frame(stB, stA, -1, 0, 46))
+	}
+	if n := len(l1.take()); n != 50 {
+		t.Fatalf("%d of 50 unicast frames forwarded during the storm", n)
+	}
+	clk.advance(50 * time.Millisecond) // refills 5 frames
+	for i := 0; i < 10; i++ {
+		b.Input(0, frame(bcast, stA, -1, 0, 46))
+	}
+	if n := len(l1.take()); n != 5 {
+		t.Fatalf("%d frames after 50 ms, want 5", n)
+	}
+	l0.take()
+	for i := 0; i < 50; i++ { // the host port floods what it likes
+		host.Transmit(txBytes(frame(bcast, brMAC, -1, 0, 46)))
+	}
+	if n := len(l0.take()); n != 50 {
+		t.Fatalf("host port flooded %d of 50 frames", n)
+	}
+	if d := b.Stats.Dropped(ReasonStorm); d != 45 {
+		t.Fatalf("%d storm drops, want 45", d)
+	}
+}
+
+// countHandler counts what a host NIC delivers.
+type countHandler struct{ n int }
+
+func (h *countHandler) Receive(v *buffer.View)     { h.n++; v.Release() }
+func (h *countHandler) LinkChanged(gnet.LinkState) {}
+
+// txBytes is a one-segment TxBuf.
+type txBytes []byte
+
+func (f txBytes) Segments() [][]byte { return [][]byte{f} }
+func (f txBytes) Len() int           { return len(f) }
+func (f txBytes) Release()           {}

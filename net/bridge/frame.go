@@ -32,13 +32,14 @@ const (
 	ReasonHairpin                     // destination lives on the ingress port
 	ReasonLinkLocal                   // 01:80:C2:00:00:0x never forwarded (802.1D 7.12.6)
 	ReasonNoPort                      // Input with an unknown port number
+	ReasonStorm                       // over the ingress port's flood rate (storm control)
 	numReasons
 )
 
 var reasonNames = [numReasons]string{
 	"zero-length", "truncated", "oversize", "bad-vlan-tag", "bad-length-type",
 	"bad-source", "own-source", "vlan-filtered", "port-down", "hairpin",
-	"link-local", "no-port",
+	"link-local", "no-port", "storm",
 }
 
 func (r Reason) String() string {

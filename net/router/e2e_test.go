@@ -172,19 +172,20 @@ func TestRouterLinkFlap(t *testing.T) {
 	}
 }
 
-// TestRouterBroadcastStorm: a LAN host floods broadcasts; the status page
-// still answers during the storm.
+// TestRouterBroadcastStorm: a LAN host floods broadcasts; storm control
+// drops and counts what exceeds the port's flood rate, unicast between
+// the hosts still crosses the bridge, and the status page still answers.
 func TestRouterBroadcastStorm(t *testing.T) {
 	a, b := newHost(t, 1), newHost(t, 2)
-	r := startRouter(t, router.Config{Board: "test", LAN: []router.Port{
+	r := startRouter(t, router.Config{Board: "test", FloodRate: 2000, LAN: []router.Port{
 		{Name: "lan1", NIC: a.nic}, {Name: "lan2", NIC: b.nic}}})
 	a.plug(t, "192.168.1.10/24")
 	b.plug(t, "192.168.1.20/24")
 	a.ns.Must(t, "sysctl", "-qw", "net.ipv4.icmp_echo_ignore_broadcasts=0")
 	storm := make(chan error, 1)
 	go func() {
-		// Bounded: at most 20000 broadcast echo requests or 8 seconds.
-		_, err := b.ns.Exec(15*time.Second, "ping", "-b", "-f", "-c", "20000", "-w", "8", "-q", "192.168.1.255")
+		// Bounded: at most 40000 broadcast echo requests or 8 seconds.
+		_, err := b.ns.Exec(15*time.Second, "ping", "-b", "-f", "-c", "40000", "-w", "8", "-q", "192.168.1.255")
 		storm <- err
 	}()
 	time.Sleep(500 * time.Millisecond)
@@ -194,9 +195,17 @@ func TestRouterBroadcastStorm(t *testing.T) {
 			t.Fatalf("status page during the storm (try %d): %v\n%s", i, err, out)
 		}
 	}
+	if err := a.ping("192.168.1.20"); err != nil {
+		t.Fatalf("unicast between the hosts during the storm: %v", err)
+	}
 	<-storm
-	if r.Bridge().Flooded() < 100 {
-		t.Fatalf("only %d frames flooded: the storm did not happen", r.Bridge().Flooded())
+	flooded, dropped := r.Bridge().Flooded(), r.Bridge().Stats.Dropped(bridge.ReasonStorm)
+	t.Logf("storm: %d frames flooded, %d dropped by storm control", flooded, dropped)
+	if flooded < 100 || dropped == 0 {
+		t.Fatalf("%d frames flooded, %d storm drops: the storm did not happen or was not limited", flooded, dropped)
+	}
+	if st := r.Status(); st.Drops["storm"] != dropped {
+		t.Fatalf("status page shows %d storm drops, the bridge counted %d", st.Drops["storm"], dropped)
 	}
 }
 

@@ -64,6 +64,10 @@ type Config struct {
 	// with the locally-administered bit set, so it differs from the port).
 	BridgeMAC gnet.MAC
 	HTTPPort  uint16 // default 80
+	// FloodRate is br-lan's storm control, frames per second each LAN
+	// port may flood (bridge.Config.FloodRate; default
+	// bridge.DefaultFloodRate, negative = off).
+	FloodRate int
 }
 
 // Router is a running router.
@@ -143,7 +147,7 @@ func New(cfg Config) (*Router, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	br, err := bridge.New(bridge.Config{MAC: cfg.BridgeMAC})
+	br, err := bridge.New(bridge.Config{MAC: cfg.BridgeMAC, FloodRate: cfg.FloodRate})
 	if err != nil {
 		return nil, fmt.Errorf("router: br-lan: %w", err)
 	}

@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/gowrt/gowrt/net/bridge"
 )
 
 // PortStatus is one port's line on the status page.
@@ -34,6 +38,9 @@ type Status struct {
 	Forwarded uint64       `json:"bridge_forwarded"`
 	Flooded   uint64       `json:"bridge_flooded"`
 	FDB       int          `json:"bridge_fdb_entries"`
+	// Drops counts the bridge's dropped frames by reason (only reasons
+	// that occurred): malformed frames, VLAN filtering, storm control.
+	Drops map[string]uint64 `json:"bridge_drops,omitempty"`
 }
 
 // Status returns a snapshot of the router's state.
@@ -46,6 +53,14 @@ func (r *Router) Status() Status {
 		Forwarded: r.br.Forwarded(),
 		Flooded:   r.br.Flooded(),
 		FDB:       r.br.FDBEntries(),
+	}
+	for i := range r.br.Stats.Drops {
+		if n := r.br.Stats.Drops[i].Load(); n != 0 {
+			if st.Drops == nil {
+				st.Drops = map[string]uint64{}
+			}
+			st.Drops[bridge.Reason(i).String()] = n
+		}
 	}
 	for _, p := range r.ports {
 		ls := p.NIC.Link()
@@ -91,6 +106,13 @@ func renderHTML(st Status) string {
 	fmt.Fprintf(&b, "<h1>gowrt</h1>\n<p>board %s, uptime %s</p>\n", e(st.Board), e(st.Uptime))
 	fmt.Fprintf(&b, "<p>br-lan %s (%s): %d forwarded, %d flooded, %d addresses learned</p>\n",
 		e(st.LANAddr), e(st.BridgeMAC), st.Forwarded, st.Flooded, st.FDB)
+	if len(st.Drops) > 0 {
+		b.WriteString("<p>dropped:")
+		for _, k := range slices.Sorted(maps.Keys(st.Drops)) {
+			fmt.Fprintf(&b, " %s %d", e(k), st.Drops[k])
+		}
+		b.WriteString("</p>\n")
+	}
 	b.WriteString("<table border=1>\n<tr><th>port</th><th>role</th><th>MAC</th><th>link</th><th>rx frames</th><th>rx bytes</th><th>tx frames</th><th>tx bytes</th><th>tx dropped</th></tr>\n")
 	for _, p := range st.Ports {
 		link := "down"
