@@ -328,13 +328,27 @@ func (m *Memory) bulkCache(op busdma.CacheOp, r *memRegion, off, n int) bool {
 	if op&busdma.Invalidate != 0 && (first < r.addr || end > r.addr+uint64(len(r.dev))) {
 		return false // a partial line: the per-line loop reports it
 	}
-	for li := (first - base) / lsz; li < (end-base)/lsz; li++ {
-		if r.written[li] {
-			return false
-		}
-	}
 	lo, hi := int(int64(first)-int64(r.addr)), int(int64(end)-int64(r.addr))
 	lo, hi = max(lo, 0), min(hi, len(r.dev))
+	l0, l1 := (first-base)/lsz, (end-base)/lsz
+	for li := l0; li < l1; li++ {
+		if r.written[li] {
+			// Lines the device wrote (a received frame). Every misuse
+			// the per-line loop could report needs a line the CPU
+			// dirtied; if it dirtied none (one compare of the whole
+			// range), a writeback has nothing to write and an
+			// invalidate takes the device's bytes, in bulk.
+			if dirty(r, lo, hi) {
+				return false
+			}
+			if op&busdma.Invalidate != 0 {
+				copy(r.cpu[lo:hi], r.dev[lo:hi])
+				copy(r.snap[lo:hi], r.dev[lo:hi])
+				clear(r.written[l0:l1])
+			}
+			return true
+		}
+	}
 	if op&busdma.Writeback != 0 {
 		copy(r.dev[lo:hi], r.cpu[lo:hi])
 		copy(r.snap[lo:hi], r.cpu[lo:hi])
