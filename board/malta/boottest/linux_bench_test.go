@@ -1,0 +1,261 @@
+//go:build linux && !mips && !mipsle
+
+package boottest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gowrt/gowrt/internal/image"
+	"github.com/gowrt/gowrt/internal/netns"
+)
+
+// benchRAM is the -m both systems get: Debian's kernel wants more than the
+// 32 MiB TestRouterQEMU gives gowrt, and the two must run on the same machine.
+const benchRAM = "64"
+
+// BenchmarkEchoMaltaLE measures TCP throughput between the host and a
+// firmware service through QEMU's pcnet, for gowrt and, in the same run, for
+// Linux on the same emulated machine: qemu-system-mipsel -M malta -m 64,
+// the pcnet on a TAP device in a test network namespace, the router test's
+// echo client sending echoBytes and reading them back.
+//
+//   - gowrt: progs/routertest (gVisor's TCP, echo with io.Copy(c, c)).
+//   - linux: Debian bookworm's 4kc-malta kernel with progs/linuxecho as
+//     /init: the same echo on port 7 (which Go on Linux runs as splice(2),
+//     in the kernel) and on port 8 with the copy forced through a user-space
+//     buffer as on gowrt (linux-usercopy). linuxecho makes the PCI
+//     interrupts level-triggered first, as gowrt does (see there why).
+//
+// Debian has no big-endian MIPS kernel, so the comparison is little-endian
+// only. Rates are Mbit/s each way (the echo sends and receives at once);
+// lanup-ms is QEMU start to the system's "LAN up" console line; Linux's
+// includes some 3 s of its zboot stub unpacking the xz-compressed kernel
+// before the kernel's own clock starts (its line gives its uptime too). The
+// kernel comes from scripts/fetch-linux-malta.sh; benchmarks are not run in CI.
+//
+//	go test -run '^$' -bench EchoMaltaLE -benchtime 1x ./board/malta/boottest
+func BenchmarkEchoMaltaLE(b *testing.B) {
+	kdir := linuxMaltaDir(b)
+	ns := netns.New(b)
+	const tap = "gwbench0"
+	ns.Must(b, "ip", "tuntap", "add", "dev", tap, "mode", "tap")
+	ns.Must(b, "ip", "addr", "add", "192.168.1.100/24", "dev", tap)
+	ns.Must(b, "ip", "link", "set", tap, "up")
+	nic := "tap,ifname=" + tap + ",script=no,downscript=no,model=pcnet"
+
+	img, err := images.Build("malta-le", "./board/malta/boottest/progs/routertest")
+	if err != nil {
+		b.Fatal(err)
+	}
+	initrd := linuxInitramfs(b, kdir)
+
+	// One system at a time: the machine has two cores, and a second QEMU
+	// would take CPU from the one being measured.
+	gowrt := startVM(b, ns, "router: board malta, LAN up",
+		"-kernel", img, "-nic", nic)
+	gw := echoRate(b, ns, gowrt, 7)
+	gowrt.stop()
+	linux := startVM(b, ns, "linuxecho: LAN up",
+		"-kernel", filepath.Join(kdir, "vmlinuz"), "-initrd", initrd,
+		"-append", "console=ttyS0 quiet", "-nic", nic)
+	lx := echoRate(b, ns, linux, 7)
+	lxUser := echoRate(b, ns, linux, 8)
+	linux.stop()
+	b.Logf("linux console:\n%s", linux.console.String())
+
+	b.ReportMetric(0, "ns/op") // wall time per iteration means nothing here
+	b.ReportMetric(gw, "gowrt-Mbit/s")
+	b.ReportMetric(lx, "linux-Mbit/s")
+	b.ReportMetric(lxUser, "linux-usercopy-Mbit/s")
+	b.ReportMetric(gw/lx, "gowrt/linux")
+	b.ReportMetric(gw/lxUser, "gowrt/linux-usercopy")
+	b.ReportMetric(float64(gowrt.lanUp.Milliseconds()), "gowrt-lanup-ms")
+	b.ReportMetric(float64(linux.lanUp.Milliseconds()), "linux-lanup-ms")
+}
+
+// linuxMaltaDir is where scripts/fetch-linux-malta.sh leaves the kernel.
+func linuxMaltaDir(b *testing.B) string {
+	cache, err := os.UserCacheDir() // $XDG_CACHE_HOME or ~/.cache, as the script
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := filepath.Join(cache, "gowrt", "linux-malta-le")
+	if _, err := os.Stat(filepath.Join(dir, "modules.order")); err != nil {
+		b.Fatalf("no Linux malta kernel in %s; fetch it with:\n\t%s",
+			dir, filepath.Join(images.BuildDir, "scripts", "fetch-linux-malta.sh"))
+	}
+	v, _ := os.ReadFile(filepath.Join(dir, "VERSION"))
+	b.Logf("linux: %s", strings.TrimSpace(string(v)))
+	return dir
+}
+
+// linuxInitramfs builds progs/linuxecho for mipsle and packs it as /init
+// with the fetched modules and their load order into a newc cpio archive.
+func linuxInitramfs(b *testing.B, kdir string) string {
+	exe := filepath.Join(workDir, "linuxecho")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", exe, "./board/malta/boottest/progs/linuxecho")
+	cmd.Dir = images.BuildDir
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=mipsle", "GOMIPS=softfloat", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build linuxecho: %v\n%s", err, out)
+	}
+	var c cpio
+	c.dir("dev")
+	c.char("dev/console", 5, 1) // the kernel opens it for init's stdio
+	c.char("dev/port", 1, 4)    // I/O ports: linuxecho sets the ELCR
+	c.dir("modules")
+	order, err := os.ReadFile(filepath.Join(kdir, "modules.order"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.file("modules.order", 0o644, order)
+	for _, m := range strings.Fields(string(order)) {
+		data, err := os.ReadFile(filepath.Join(kdir, "modules", m+".ko"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.file("modules/"+m+".ko", 0o644, data)
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.file("init", 0o755, data)
+	path := filepath.Join(workDir, "linuxecho.cpio")
+	if err := os.WriteFile(path, c.bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// cpio writes the "newc" cpio format the kernel unpacks as its initramfs:
+// per entry a 110-byte ASCII header of hex fields, the NUL-terminated name
+// and the data, each padded to 4 bytes; a "TRAILER!!!" entry ends it.
+type cpio struct {
+	buf bytes.Buffer
+	ino int
+}
+
+func (c *cpio) entry(name string, mode, rdevMajor, rdevMinor int, data []byte) {
+	c.ino++
+	nlink := 1
+	if mode&0o170000 == 0o040000 {
+		nlink = 2
+	}
+	// magic, ino, mode, uid, gid, nlink, mtime, filesize, devmajor,
+	// devminor, rdevmajor, rdevminor, namesize, check
+	fmt.Fprintf(&c.buf, "070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X",
+		c.ino, mode, 0, 0, nlink, 0, len(data), 0, 0, rdevMajor, rdevMinor, len(name)+1, 0)
+	c.buf.WriteString(name + "\x00")
+	c.pad()
+	c.buf.Write(data)
+	c.pad()
+}
+
+func (c *cpio) pad() {
+	for c.buf.Len()%4 != 0 {
+		c.buf.WriteByte(0)
+	}
+}
+
+func (c *cpio) dir(name string)                      { c.entry(name, 0o040755, 0, 0, nil) }
+func (c *cpio) char(name string, major, minor int)   { c.entry(name, 0o020600, major, minor, nil) }
+func (c *cpio) file(name string, perm int, b []byte) { c.entry(name, 0o100000|perm, 0, 0, b) }
+
+// bytes ends the archive and returns it.
+func (c *cpio) bytes() []byte {
+	c.entry("TRAILER!!!", 0, 0, 0, nil)
+	return c.buf.Bytes()
+}
+
+// vm is a QEMU malta machine in the namespace, its console collected.
+type vm struct {
+	console consoleLog
+	lanUp   time.Duration // QEMU start to the LAN-up console line
+	stop    func()
+}
+
+// startVM starts qemu-system-mipsel with the benchmark's machine and args
+// and waits for a console line starting with upPrefix.
+func startVM(b *testing.B, ns *netns.NS, upPrefix string, args ...string) *vm {
+	bd, _ := image.LookupBoard("malta-le")
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns.Name, bd.QEMU,
+		"-M", "malta", "-m", benchRAM, "-display", "none", "-monitor", "none",
+		"-serial", "stdio", "-no-reboot"}, args...)...)
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	v := &vm{}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); pw.Close(); close(exited) }()
+	stopped := false
+	v.stop = func() { // kills QEMU: neither system stops by itself
+		if !stopped {
+			stopped = true
+			cancel()
+			<-exited
+		}
+	}
+	b.Cleanup(v.stop)
+	up := make(chan time.Duration, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			l := strings.TrimRight(sc.Text(), "\r")
+			v.console.WriteString(l + "\n")
+			if strings.HasPrefix(l, upPrefix) {
+				up <- time.Since(start)
+			}
+		}
+		close(up)
+	}()
+	select {
+	case d, ok := <-up:
+		if !ok {
+			b.Fatalf("QEMU exited before %q:\n%s", upPrefix, v.console.String())
+		}
+		v.lanUp = d
+	case <-time.After(2 * time.Minute):
+		b.Fatalf("no %q after 2 minutes:\n%s", upPrefix, v.console.String())
+	}
+	return v
+}
+
+// echoRate runs the echo client in the namespace against 192.168.1.1:port
+// b.N times and returns the mean Mbit/s each way.
+func echoRate(b *testing.B, ns *netns.NS, v *vm, port int) float64 {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sum float64
+	for range b.N {
+		res, err := ns.Exec(90*time.Second, "env", fmt.Sprintf("GOWRT_ECHO_CLIENT=192.168.1.1:%d", port),
+			fmt.Sprintf("GOWRT_ECHO_BYTES=%d", echoBytes), exe)
+		var mb int
+		var secs, rate float64
+		if err == nil {
+			_, err = fmt.Sscanf(strings.TrimSpace(res), "echo ok: %d MB each way in %f s, %f Mbit/s each way", &mb, &secs, &rate)
+		}
+		if err != nil {
+			b.Fatalf("echo client on port %d: %v\n%s\nconsole:\n%s", port, err, res, v.console.String())
+		}
+		b.Log(strings.TrimSpace(res))
+		sum += rate
+	}
+	return sum / float64(b.N)
+}
