@@ -47,7 +47,9 @@ const (
 //	        bne   a3, zero, out      # work was pending: do not sleep
 //	        nop
 //	        wait
-//	out:    lw    a3, 0(a0)          # +44: an interrupt inside the window lands here
+//	        nop                      # +44: an interrupt inside the window, or one
+//	                                 # that ends the WAIT, resumes here
+//	out:    lw    a3, 0(a0)          # +48
 //	        beq   a3, zero, loop
 //	        nop
 //	        addu  v0, a1, zero
@@ -57,7 +59,12 @@ const (
 //
 // An interrupt that becomes pending after the check is taken as soon as the
 // mtc0 enables interrupts, i.e. inside the window, and the kernel resumes at
-// "out", which re-reads the flag.
+// the window's end, which falls through to "out" and re-reads the flag.
+//
+// The nop after the WAIT keeps "out" off the WAIT's return address: an
+// interrupt taken at the window's end can then only have ended a WAIT,
+// which is how the kernel counts lost wake-ups exactly (one taken at
+// "out" after the branch is not one).
 var Code = [...]uint32{
 	0x40036000, // mfc0 v1, $12
 	0x2408fffe, // addiu t0, zero, -2
@@ -67,15 +74,16 @@ var Code = [...]uint32{
 	0x8c870000, // lw a3, 0(a0)
 	0x34630001, // ori v1, v1, 1
 	0x40836000, // window: mtc0 v1, $12
-	0x14e00002, // bne a3, zero, out
+	0x14e00003, // bne a3, zero, out
 	0x00000000, // nop
 	0x42000020, // wait
+	0x00000000, // nop
 	0x8c870000, // out: lw a3, 0(a0)
-	0x10e0fff3, // beq a3, zero, loop
+	0x10e0fff2, // beq a3, zero, loop
 	0x00000000, // nop
 	0x00a01021, // addu v0, a1, zero
 	0x0000000c, // syscall
-	0x1000ffef, // beq zero, zero, loop
+	0x1000ffee, // beq zero, zero, loop
 	0x00000000, // nop
 }
 

@@ -3,8 +3,9 @@ package idle
 import "testing"
 
 // Decode the branches in Code and check that they land where the layout
-// says: the window's branch exits exactly at the window's end, the WAIT is
-// the window's last instruction, and the loops go back to the start.
+// says: the window's branch exits one word past the window's end (so it
+// never lands on the WAIT's return address), the WAIT is the window's last
+// instruction and a nop follows it, and the loops go back to the start.
 func TestCodeLayout(t *testing.T) {
 	const (
 		opBEQ  = 0x04
@@ -26,8 +27,11 @@ func TestCodeLayout(t *testing.T) {
 	if op := Code[win+1] >> 26; op != opBNE {
 		t.Fatalf("window branch opcode %#x, want bne", op)
 	}
-	if got := target(win + 1); got != WindowOffset+WindowSize {
-		t.Fatalf("window branch lands at %d, want the window end %d", got, WindowOffset+WindowSize)
+	if Code[win+4] != 0 {
+		t.Fatalf("the WAIT's return address holds %#x, want a nop", Code[win+4])
+	}
+	if got := target(win + 1); got != WindowOffset+WindowSize+4 {
+		t.Fatalf("window branch lands at %d, want past the window end, %d", got, WindowOffset+WindowSize+4)
 	}
 	var loops int
 	for i, w := range Code {

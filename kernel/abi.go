@@ -113,7 +113,8 @@ func Classify(nr uint32) (Disposition, uint32) {
 		sysEpollCtl, sysEpollPwait, sysEventfd2, sysEpollCreate1,
 		sysClockGettime, sysClockGettime64, sysClockGetres, sysTgkill,
 		sysKill, sysGetrandom, sysGowrtInfo, sysGowrtIRQ,
-		sysGowrtIRQWait, sysGowrtIdleStats, sysGowrtCrash, sysGowrtDMAAlloc:
+		sysGowrtIRQWait, sysGowrtIdleStats, sysGowrtCrash, sysGowrtDMAAlloc,
+		sysSetitimer:
 		return Handled, 0
 	case sysOpen, sysOpenat, sysStat64, sysLstat64:
 		// No file system: the runtime's cgroup and hugepage probes and
@@ -129,14 +130,15 @@ func Classify(nr uint32) (Disposition, uint32) {
 	case sysPrctl:
 		// PR_SET_VMA naming: EINVAL makes the runtime stop trying.
 		return Refused, eINVAL
-	case sysPrlimit64, sysMprotect, sysMincore, sysSetitimer,
+	case sysPrlimit64, sysMprotect, sysMincore,
 		sysTimerCreate, sysTimerSettime, sysTimerSettime64,
 		sysTimerDelete, sysPipe2, sysEpollPwait2, sysGetcwd:
 		// prlimit64: syscall.init ignores the error. mprotect: only the
 		// runtime's debug fault mode. mincore: only without AT_PAGESZ.
-		// Timers: CPU profiling is unsupported (runtime/pprof reports
-		// the error). pipe2, epoll_pwait2, getcwd: not used by the
-		// runtime on linux/mips.
+		// Per-thread CPU timers: the runtime falls back to the process
+		// profiling timer (setitimer ITIMER_PROF), which is handled.
+		// pipe2, epoll_pwait2, getcwd: not used by the runtime on
+		// linux/mips.
 		return Refused, eNOSYS
 	}
 	return Unknown, eNOSYS

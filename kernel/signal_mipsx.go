@@ -13,6 +13,7 @@ const (
 	sigBUS  = 10
 	sigSEGV = 11
 	sigURG  = 21
+	sigPROF = 29
 
 	sigDFL = 0
 	sigIGN = 1
@@ -31,6 +32,7 @@ const (
 	scMdlo       = 556
 	ucSigmask    = 612
 	siTkill      = 0xfffffffa // SI_TKILL = -6
+	siKernel     = 0x80       // SI_KERNEL: what the runtime expects of a setitimer SIGPROF
 	segvMaperr   = 1
 	segvAccerr   = 2
 	busAdraln    = 1
@@ -201,7 +203,11 @@ func (k *kstate) deliverSignals(t *thread) {
 	if a.handler == sigDFL || a.handler == sigIGN || k.flags&kfNoSig != 0 {
 		return // SIGURG's default is to ignore; nothing else is raised
 	}
-	k.pushSignal(t, sig, siTkill, 0)
+	code := uint32(siTkill)
+	if sig == sigPROF {
+		code = siKernel // from the profiling timer (runtime validSIGPROF)
+	}
+	k.pushSignal(t, sig, code, 0)
 }
 
 // pushSignal builds a signal frame for sig on t's alternate stack and makes

@@ -113,6 +113,7 @@ type kstate struct {
 	yieldNr                     uint32
 	idleWaitEnd                 uint32 // address after the idle loop's WAIT
 	idleRetEPC, idleRetRunnable uint32 // how the idle loop was last resumed
+	seenWaitHits                uint32 // window hits the trap handler has seen
 
 	statusRun uint32 // Status for running threads (IM bits, EXL), IE kept per thread
 
@@ -161,6 +162,8 @@ type kstate struct {
 	boardName  [16]byte
 	cmdline    [256]byte
 	cmdlineLen uint32
+	profNs     int64 // ITIMER_PROF interval (ns), 0 = one-shot or off
+	profNext   int64 // next ITIMER_PROF expiry (ns), 0 = off
 }
 
 type kstats struct {

@@ -163,6 +163,8 @@ func (k *kstate) syscall(fr *frame) (fast, yield bool) {
 		k.sigaltstack(fr, t, uintptr(a0), uintptr(a1))
 	case sysTgkill:
 		k.tgkill(fr, a1, a2)
+	case sysSetitimer:
+		k.setitimer(fr, a0, uintptr(a1), uintptr(a2))
 	case sysKill:
 		k.tgkill(fr, 0, a1)
 	case sysEpollCreate1:

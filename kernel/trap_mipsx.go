@@ -59,7 +59,13 @@ func trap() {
 	yield := false
 	switch exc {
 	case excInt:
-		if k.cur == idleTid && k.idleRetRunnable != 0 && fr[fEPC] == k.idleWaitEnd && k.idleRetEPC != k.idleWaitEnd {
+		// An interrupt the entry code took inside the idle window has
+		// had its EPC moved to the window's end, where a wake from WAIT
+		// also resumes; the window-hit counter tells the two apart.
+		hits := *mem32(waitHitsAddr)
+		skipped := hits != k.seenWaitHits
+		k.seenWaitHits = hits
+		if !skipped && k.cur == idleTid && k.idleRetRunnable != 0 && fr[fEPC] == k.idleWaitEnd && k.idleRetEPC != k.idleWaitEnd {
 			// The idle loop was resumed knowing work was runnable, yet
 			// it ran on into WAIT and was woken from there by this
 			// interrupt: it slept with work to do (a lost wake-up).
@@ -218,6 +224,9 @@ func (k *kstate) schedule(yield bool) {
 	for {
 		now := k.nanotime()
 		k.expire(now)
+		if k.profNext != 0 {
+			k.profTick(now)
+		}
 		next, others := k.pick(now, yield)
 		if next != k.cur {
 			k.stats.switches++
@@ -239,6 +248,9 @@ func (k *kstate) schedule(yield bool) {
 			if t.state == tBlocked && t.deadline != 0 && (deadline == 0 || t.deadline < deadline) {
 				deadline = t.deadline
 			}
+		}
+		if k.profNext != 0 && next != idleTid && (deadline == 0 || k.profNext < deadline) {
+			deadline = k.profNext
 		}
 		if k.arm(now, deadline) {
 			break

@@ -35,7 +35,10 @@ func TestHazardIdleWaitRace(t *testing.T) {
 			if !naive && (lost != 0 || skipped != hits) {
 				t.Errorf("%s: skip-over idle: %d of %d window interrupts skipped, %d lost wake-ups", board, skipped, hits, lost)
 			}
-			if naive && (naiveHits != hits || lost < hits) {
+			// A sleep can see more than one naive-window interrupt (the
+			// kernel counts them all, the program counts sleeps that saw
+			// any), so only "at least" is exact here.
+			if naive && (naiveHits < hits || lost < hits) {
 				t.Errorf("%s: naive idle: %d window hits but only %d lost wake-ups; the test cannot see the race", board, hits, lost)
 			}
 			t.Logf("%s %s: %s", board, args, r.out)
