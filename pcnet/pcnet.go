@@ -394,12 +394,16 @@ func (n *NIC) pollLink() {
 			return
 		case <-t.C:
 		}
-		// Watchdog: causes pending and no interrupt taken for a whole
-		// period means the interrupt was lost on its way (or the line is
-		// stuck masked); service the chip from here.
-		if i := n.Stats.Interrupts.Load(); !n.bugs.noRescue && i == irqs && n.csr(csr0)&csr0INTR != 0 {
-			n.Stats.Rescued.Add(1)
-			n.service()
+		// Watchdog: causes pending, no interrupt taken for a whole period
+		// and no service pass running (a long pass delivering a burst is
+		// not a lost interrupt) means the interrupt was lost on its way
+		// (or the line is stuck masked); service the chip from here.
+		if i := n.Stats.Interrupts.Load(); !n.bugs.noRescue && i == irqs && n.svcMu.TryLock() {
+			if n.csr(csr0)&csr0INTR != 0 {
+				n.Stats.Rescued.Add(1)
+				n.serviceLocked()
+			}
+			n.svcMu.Unlock()
 		}
 		irqs = n.Stats.Interrupts.Load()
 		up := n.linkUp()
@@ -421,6 +425,10 @@ func (n *NIC) pollLink() {
 func (n *NIC) service() {
 	n.svcMu.Lock()
 	defer n.svcMu.Unlock()
+	n.serviceLocked()
+}
+
+func (n *NIC) serviceLocked() {
 	n.Stats.Interrupts.Add(1)
 	for i := 0; i < 16; i++ {
 		c := n.csr(csr0)

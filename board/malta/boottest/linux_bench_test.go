@@ -23,28 +23,27 @@ import (
 // 32 MiB TestRouterQEMU gives gowrt, and the two must run on the same machine.
 const benchRAM = "64"
 
-// BenchmarkEchoMaltaLE measures TCP throughput between the host and a
+// BenchmarkXferMaltaLE measures TCP throughput between the host and a
 // firmware service through QEMU's pcnet, for gowrt and, in the same run, for
 // Linux on the same emulated machine: qemu-system-mipsel -M malta -m 64,
 // the pcnet on a TAP device in a test network namespace, the router test's
-// echo client sending echoBytes and reading them back.
+// transfer client sending xferBytes to the sink and reading as many from
+// the source (internal/xfer, SHA-256 checked).
 //
-//   - gowrt: progs/routertest (gVisor's TCP, echo with io.Copy(c, c)).
-//   - linux: Debian bookworm's 4kc-malta kernel with progs/linuxecho as
-//     /init: the same echo on port 7 (which Go on Linux runs as splice(2),
-//     in the kernel) and on port 8 with the copy forced through a user-space
-//     buffer as on gowrt (linux-usercopy). linuxecho makes the PCI
-//     interrupts level-triggered first, as gowrt does (see there why).
+//   - gowrt: progs/routertest (gVisor's TCP on the bare-metal kernel).
+//   - linux: Debian bookworm's 4kc-malta kernel with progs/linuxxfer as
+//     /init, serving the same Go code. linuxxfer makes the PCI interrupts
+//     level-triggered first, as gowrt does (see there why).
 //
 // Debian has no big-endian MIPS kernel, so the comparison is little-endian
-// only. Rates are Mbit/s each way (the echo sends and receives at once);
-// lanup-ms is QEMU start to the system's "LAN up" console line; Linux's
-// includes some 3 s of its zboot stub unpacking the xz-compressed kernel
-// before the kernel's own clock starts (its line gives its uptime too). The
-// kernel comes from scripts/fetch-linux-malta.sh; benchmarks are not run in CI.
+// only. lanup-ms is QEMU start to the system's "LAN up" console line;
+// Linux's includes some 3 s of its zboot stub unpacking the xz-compressed
+// kernel before the kernel's own clock starts (its line gives its uptime
+// too). The kernel comes from scripts/fetch-linux-malta.sh; benchmarks are
+// not run in CI.
 //
-//	go test -run '^$' -bench EchoMaltaLE -benchtime 1x ./board/malta/boottest
-func BenchmarkEchoMaltaLE(b *testing.B) {
+//	go test -run '^$' -bench XferMaltaLE -benchtime 1x ./board/malta/boottest
+func BenchmarkXferMaltaLE(b *testing.B) {
 	kdir := linuxMaltaDir(b)
 	ns := netns.New(b)
 	const tap = "gwbench0"
@@ -63,22 +62,22 @@ func BenchmarkEchoMaltaLE(b *testing.B) {
 	// would take CPU from the one being measured.
 	gowrt := startVM(b, ns, "router: board malta, LAN up",
 		"-kernel", img, "-nic", nic)
-	gw := echoRate(b, ns, gowrt, 7)
+	gwUp, gwDown := xferRate(b, ns, gowrt)
 	gowrt.stop()
-	linux := startVM(b, ns, "linuxecho: LAN up",
+	linux := startVM(b, ns, "linuxxfer: LAN up",
 		"-kernel", filepath.Join(kdir, "vmlinuz"), "-initrd", initrd,
 		"-append", "console=ttyS0 quiet", "-nic", nic)
-	lx := echoRate(b, ns, linux, 7)
-	lxUser := echoRate(b, ns, linux, 8)
+	lxUp, lxDown := xferRate(b, ns, linux)
 	linux.stop()
 	b.Logf("linux console:\n%s", linux.console.String())
 
 	b.ReportMetric(0, "ns/op") // wall time per iteration means nothing here
-	b.ReportMetric(gw, "gowrt-Mbit/s")
-	b.ReportMetric(lx, "linux-Mbit/s")
-	b.ReportMetric(lxUser, "linux-usercopy-Mbit/s")
-	b.ReportMetric(gw/lx, "gowrt/linux")
-	b.ReportMetric(gw/lxUser, "gowrt/linux-usercopy")
+	b.ReportMetric(gwUp, "gowrt-up-Mbit/s")
+	b.ReportMetric(gwDown, "gowrt-down-Mbit/s")
+	b.ReportMetric(lxUp, "linux-up-Mbit/s")
+	b.ReportMetric(lxDown, "linux-down-Mbit/s")
+	b.ReportMetric(gwUp/lxUp, "gowrt/linux-up")
+	b.ReportMetric(gwDown/lxDown, "gowrt/linux-down")
 	b.ReportMetric(float64(gowrt.lanUp.Milliseconds()), "gowrt-lanup-ms")
 	b.ReportMetric(float64(linux.lanUp.Milliseconds()), "linux-lanup-ms")
 }
@@ -99,20 +98,20 @@ func linuxMaltaDir(b *testing.B) string {
 	return dir
 }
 
-// linuxInitramfs builds progs/linuxecho for mipsle and packs it as /init
+// linuxInitramfs builds progs/linuxxfer for mipsle and packs it as /init
 // with the fetched modules and their load order into a newc cpio archive.
 func linuxInitramfs(b *testing.B, kdir string) string {
-	exe := filepath.Join(workDir, "linuxecho")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", exe, "./board/malta/boottest/progs/linuxecho")
+	exe := filepath.Join(workDir, "linuxxfer")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", exe, "./board/malta/boottest/progs/linuxxfer")
 	cmd.Dir = images.BuildDir
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=mipsle", "GOMIPS=softfloat", "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("build linuxecho: %v\n%s", err, out)
+		b.Fatalf("build linuxxfer: %v\n%s", err, out)
 	}
 	var c cpio
 	c.dir("dev")
 	c.char("dev/console", 5, 1) // the kernel opens it for init's stdio
-	c.char("dev/port", 1, 4)    // I/O ports: linuxecho sets the ELCR
+	c.char("dev/port", 1, 4)    // I/O ports: linuxxfer sets the ELCR
 	c.dir("modules")
 	order, err := os.ReadFile(filepath.Join(kdir, "modules.order"))
 	if err != nil {
@@ -131,7 +130,7 @@ func linuxInitramfs(b *testing.B, kdir string) string {
 		b.Fatal(err)
 	}
 	c.file("init", 0o755, data)
-	path := filepath.Join(workDir, "linuxecho.cpio")
+	path := filepath.Join(workDir, "linuxxfer.cpio")
 	if err := os.WriteFile(path, c.bytes(), 0o644); err != nil {
 		b.Fatal(err)
 	}
@@ -235,27 +234,27 @@ func startVM(b *testing.B, ns *netns.NS, upPrefix string, args ...string) *vm {
 	return v
 }
 
-// echoRate runs the echo client in the namespace against 192.168.1.1:port
-// b.N times and returns the mean Mbit/s each way.
-func echoRate(b *testing.B, ns *netns.NS, v *vm, port int) float64 {
+// xferRate runs the transfer client in the namespace against 192.168.1.1
+// b.N times and returns the mean upload and download Mbit/s.
+func xferRate(b *testing.B, ns *netns.NS, v *vm) (up, down float64) {
 	exe, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
 	}
-	var sum float64
 	for range b.N {
-		res, err := ns.Exec(90*time.Second, "env", fmt.Sprintf("GOWRT_ECHO_CLIENT=192.168.1.1:%d", port),
-			fmt.Sprintf("GOWRT_ECHO_BYTES=%d", echoBytes), exe)
-		var mb int
-		var secs, rate float64
+		res, err := ns.Exec(150*time.Second, "env", "GOWRT_XFER_HOST=192.168.1.1",
+			fmt.Sprintf("GOWRT_XFER_BYTES=%d", xferBytes), exe)
+		var mb1, mb2 int
+		var u, d float64
 		if err == nil {
-			_, err = fmt.Sscanf(strings.TrimSpace(res), "echo ok: %d MB each way in %f s, %f Mbit/s each way", &mb, &secs, &rate)
+			_, err = fmt.Sscanf(strings.TrimSpace(res), "xfer ok: %d MB up at %f Mbit/s, %d MB down at %f Mbit/s", &mb1, &u, &mb2, &d)
 		}
 		if err != nil {
-			b.Fatalf("echo client on port %d: %v\n%s\nconsole:\n%s", port, err, res, v.console.String())
+			b.Fatalf("transfer client: %v\n%s\nconsole:\n%s", err, res, v.console.String())
 		}
 		b.Log(strings.TrimSpace(res))
-		sum += rate
+		up += u
+		down += d
 	}
-	return sum / float64(b.N)
+	return up / float64(b.N), down / float64(b.N)
 }

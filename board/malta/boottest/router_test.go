@@ -4,12 +4,9 @@ package boottest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -21,14 +18,16 @@ import (
 
 	"github.com/gowrt/gowrt/internal/image"
 	"github.com/gowrt/gowrt/internal/netns"
+	"github.com/gowrt/gowrt/internal/xfer"
 )
 
 // TestRouterQEMU boots the router (progs/routertest: net/router on
 // board/malta/eth) on both byte orders with the pcnet attached to a TAP
 // device inside a test network namespace, then from that namespace pings
-// 192.168.1.1 and fetches the status page with curl. It logs QEMU start to
-// "LAN up" (the router's first console line after its stack is up) and
-// the RAM the kernel reports in use, at -m 32.
+// 192.168.1.1, fetches the status page with curl and moves 50 MB each way
+// through the firmware's TCP sink and source (SHA-256 checked). It logs
+// QEMU start to "LAN up" (the router's first console line after its stack
+// is up) and the RAM the kernel reports in use, at -m 32.
 func TestRouterQEMU(t *testing.T) {
 	for i, board := range boards {
 		t.Run(board, func(t *testing.T) {
@@ -87,16 +86,16 @@ func TestRouterQEMU(t *testing.T) {
 			}
 			t.Logf("status.json: %.200s", page)
 
-			// 50 MB to the firmware's echo service and back, from the
-			// namespace, checksummed on the host side.
+			// 50 MB to the firmware's sink and 50 MB from its source, from
+			// the namespace, SHA-256 checked (internal/xfer).
 			exe, err := os.Executable()
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := ns.Exec(90*time.Second, "env", "GOWRT_ECHO_CLIENT=192.168.1.1:7",
-				fmt.Sprintf("GOWRT_ECHO_BYTES=%d", echoBytes), exe)
-			if err != nil || !strings.Contains(res, "echo ok") {
-				t.Fatalf("echo client: %v\n%s\nconsole:\n%s", err, res, out.String())
+			res, err := ns.Exec(150*time.Second, "env", "GOWRT_XFER_HOST=192.168.1.1",
+				fmt.Sprintf("GOWRT_XFER_BYTES=%d", xferBytes), exe)
+			if err != nil || !strings.Contains(res, "xfer ok") {
+				t.Fatalf("transfer client: %v\n%s\nconsole:\n%s", err, res, out.String())
 			}
 			t.Log(strings.TrimSpace(res))
 			// Idle RAM at -m 32: the kernel's report after the transfer.
@@ -104,63 +103,45 @@ func TestRouterQEMU(t *testing.T) {
 			for !strings.Contains(out.String(), "ram:") && time.Now().Before(deadline) {
 				time.Sleep(100 * time.Millisecond)
 			}
-			last := ""
+			last, nic := "", ""
 			for _, l := range strings.Split(out.String(), "\n") {
 				if strings.HasPrefix(l, "ram:") {
 					last = l
 				}
+				if strings.HasPrefix(l, "nic ") {
+					nic = l
+				}
 			}
 			t.Logf("after the transfer: %s", last)
+			t.Logf("driver state: %s", nic)
 		})
 	}
 }
 
-const echoBytes = 50 << 20
+const xferBytes = 50 << 20
 
-func init() { helperMain = echoClient }
+func init() { helperMain = xferClient }
 
-// echoClient is the helper the router test runs inside its namespace: it
-// sends GOWRT_ECHO_BYTES pseudo-random bytes to GOWRT_ECHO_CLIENT while
-// reading the echo, and compares SHA-256 sums.
-func echoClient() (int, bool) {
-	addr := os.Getenv("GOWRT_ECHO_CLIENT")
-	if addr == "" {
+// xferClient is the helper the router test runs inside its namespace:
+// GOWRT_XFER_BYTES to the sink at GOWRT_XFER_HOST, then as many from its
+// source, both checked with SHA-256.
+func xferClient() (int, bool) {
+	host := os.Getenv("GOWRT_XFER_HOST")
+	if host == "" {
 		return 0, false
 	}
-	n, _ := strconv.Atoi(os.Getenv("GOWRT_ECHO_BYTES"))
-	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	n, _ := strconv.ParseInt(os.Getenv("GOWRT_XFER_BYTES"), 10, 64)
+	up, err := xfer.Upload(net.JoinHostPort(host, strconv.Itoa(xfer.SinkPort)), n, 60*time.Second)
 	if err != nil {
-		fmt.Println("dial:", err)
+		fmt.Println("upload:", err)
 		return 1, true
 	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(80 * time.Second))
-	data := make([]byte, n)
-	r := rand.NewChaCha8([32]byte{'m', 'a', 'l', 't', 'a'})
-	_, _ = r.Read(data)
-	want := sha256.Sum256(data)
-	start := time.Now()
-	errc := make(chan error, 1)
-	go func() {
-		_, err := io.Copy(c, bytes.NewReader(data))
-		errc <- err
-	}()
-	h := sha256.New()
-	got, err := io.CopyN(h, c, int64(n))
+	down, err := xfer.Download(net.JoinHostPort(host, strconv.Itoa(xfer.SourcePort)), n, 60*time.Second)
 	if err != nil {
-		fmt.Printf("read back %d of %d bytes: %v\n", got, n, err)
+		fmt.Println("download:", err)
 		return 1, true
 	}
-	if err := <-errc; err != nil {
-		fmt.Println("write:", err)
-		return 1, true
-	}
-	d := time.Since(start)
-	if !bytes.Equal(h.Sum(nil), want[:]) {
-		fmt.Println("echo checksum mismatch")
-		return 1, true
-	}
-	fmt.Printf("echo ok: %d MB each way in %.1f s, %.1f Mbit/s each way\n", n>>20, d.Seconds(), float64(n)*8/d.Seconds()/1e6)
+	fmt.Printf("xfer ok: %d MB up at %.1f Mbit/s, %d MB down at %.1f Mbit/s\n", n>>20, up.Mbps(), n>>20, down.Mbps())
 	return 0, true
 }
 

@@ -1,24 +1,27 @@
 // Command routertest runs gowrt's router (net/router: br-lan at
 // 192.168.1.1/24, ICMP, the status page) on whatever board is linked in; on
-// MIPS that is QEMU malta through board/malta/eth, plus a TCP echo service
-// on port 7 for bulk transfers. It is what
+// MIPS that is QEMU malta through board/malta/eth, plus the TCP sink and
+// source of internal/xfer for bulk transfers. It is what
 // examples/router does, kept here so the malta boot test does not depend on
 // that example. It runs until the board is reset (the test kills QEMU).
 package main
 
 import (
 	"fmt"
-	"io"
+	"net"
 	"os"
 	"time"
 
 	"github.com/gowrt/gowrt/board"
+	"github.com/gowrt/gowrt/internal/xfer"
 	"github.com/gowrt/gowrt/kernel"
+	"github.com/gowrt/gowrt/net/bridge"
 	"github.com/gowrt/gowrt/net/router"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 )
 
 func main() {
@@ -44,35 +47,67 @@ func main() {
 	}
 	st := r.Status()
 	fmt.Printf("router: board %s, LAN up at %s after %d ms in main\n", st.Board, st.LANAddr, time.Since(start).Milliseconds())
-	// A firmware service for bulk TCP tests: echo on port 7.
-	ln, err := gonet.ListenTCP(r.Stack(), tcpip.FullAddress{Port: 7}, ipv4.ProtocolNumber)
-	if err != nil {
-		fail(err)
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				n, err := io.Copy(c, c)
-				fmt.Printf("echo: %d bytes (%v)\n", n, err)
-			}()
+	// Firmware services for bulk TCP tests: a sink and a source (xfer).
+	logf := func(f string, a ...any) { fmt.Printf(f+"\n", a...) }
+	for _, svc := range []struct {
+		port  uint16
+		serve func(net.Listener, func(string, ...any)) error
+	}{{xfer.SinkPort, xfer.ServeSink}, {xfer.SourcePort, xfer.ServeSource}} {
+		ln, err := gonet.ListenTCP(r.Stack(), tcpip.FullAddress{Port: svc.port}, ipv4.ProtocolNumber)
+		if err != nil {
+			fail(err)
 		}
-	}()
+		go svc.serve(ln, logf)
+	}
+	var last kernel.Info
 	for {
 		time.Sleep(2 * time.Second)
 		if in, err := kernel.ReadInfo(); err == nil {
 			fmt.Printf("ram: %d KiB total, %d KiB used, peak %d KiB\n", in.RAM>>10, in.RAMUsed>>10, in.RAMPeak>>10)
+			fmt.Printf("kernel: %d syscalls, %d traps, %d interrupts, %d switches, %d page faults\n",
+				in.Syscalls-last.Syscalls, in.Traps-last.Traps, in.Interrupts-last.Interrupts,
+				in.Switches-last.Switches, in.PageFaults-last.PageFaults)
+			last = in
 		}
 		for _, p := range ports {
 			if s, ok := p.NIC.(interface{ State() string }); ok {
 				fmt.Printf("nic %s: %s\n", p.Name, s.State())
 			}
 		}
+		printStackStats(r)
 	}
+}
+
+// printStackStats prints the gVisor TCP counters and the bridge's drops:
+// with the driver's state above, enough to tell a stuck ring from a stuck
+// TCP connection when a transfer stalls.
+func printStackStats(r *router.Router) {
+	t := r.Stack().Stats().TCP
+	fmt.Printf("tcp: segs in %d out %d, retransmits %d (fast %d, slow start %d), timeouts %d, send errors %d, checksum errors %d\n",
+		t.ValidSegmentsReceived.Value(), t.SegmentsSent.Value(), t.Retransmits.Value(), t.FastRetransmit.Value(),
+		t.SlowStartRetransmits.Value(), t.Timeouts.Value(), t.SegmentSendErrors.Value(), t.ChecksumErrors.Value())
+	for _, te := range r.Stack().RegisteredEndpoints() {
+		ep, ok := te.(tcpip.Endpoint)
+		if !ok {
+			continue
+		}
+		var ti tcpip.TCPInfoOption
+		if ep.GetSockOpt(&ti) != nil || ti.State != tcpip.EndpointState(tcp.StateEstablished) {
+			continue
+		}
+		rq, _ := ep.GetSockOptInt(tcpip.ReceiveQueueSizeOption)
+		sq, _ := ep.GetSockOptInt(tcpip.SendQueueSizeOption)
+		fmt.Printf("tcp conn: rtt %v rto %v cc state %d cwnd %d ssthresh %d, queued rx %d tx %d\n",
+			ti.RTT, ti.RTO, ti.CcState, ti.SndCwnd, ti.SndSsthresh, rq, sq)
+	}
+	br := r.Bridge()
+	drops := ""
+	for i := range br.Stats.Drops {
+		if n := br.Stats.Drops[i].Load(); n != 0 {
+			drops += fmt.Sprintf(" %v=%d", bridge.Reason(i), n)
+		}
+	}
+	fmt.Printf("bridge: forwarded %d flooded %d drops:%s\n", br.Forwarded(), br.Flooded(), drops)
 }
 
 func fail(err error) {

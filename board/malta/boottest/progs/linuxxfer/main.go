@@ -1,11 +1,11 @@
 //go:build linux
 
-// Command linuxecho is /init of the Linux initramfs that BenchmarkEchoMaltaLE
+// Command linuxxfer is /init of the Linux initramfs that BenchmarkXferMaltaLE
 // boots beside gowrt as the comparison point: an ordinary Linux program (it
 // does not import gowrt's kernel) that loads the NIC driver, brings up eth0
-// at the router's LAN address and serves the same TCP echo as
-// progs/routertest, so that both systems face the same client on the same
-// emulated pcnet.
+// at the router's LAN address and serves the same TCP sink and source as
+// progs/routertest (internal/xfer), so that both systems face the same
+// client on the same emulated pcnet.
 //
 // It expects the modules under /modules, loaded in the order /modules.order
 // names them (dependencies first), and /dev/console and /dev/port in the
@@ -16,12 +16,12 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/gowrt/gowrt/internal/xfer"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,41 +41,23 @@ func main() {
 	if err := ifUp(ifName, addr, mask); err != nil {
 		fail(err)
 	}
-	// Port 7 is routertest's service as written: io.Copy(c, c). On Linux Go
-	// turns that into splice(2) through a pipe, so the bytes never reach
-	// user space.
-	serve(":7", func(c net.Conn) (int64, error) { return io.Copy(c, c) })
-	// Port 8 hides the connection's ReadFrom/WriteTo so io.Copy moves the
-	// bytes through its 32 KiB user buffer, as it does on gowrt (gVisor's
-	// gonet.TCPConn has neither method).
-	serve(":8", func(c net.Conn) (int64, error) {
-		return io.Copy(struct{ io.Writer }{c}, struct{ io.Reader }{c})
-	})
+	// The same services as routertest (internal/xfer), on Linux's TCP.
+	logf := func(f string, a ...any) { fmt.Printf(f+"\n", a...) }
+	for _, svc := range []struct {
+		port  int
+		serve func(net.Listener, func(string, ...any)) error
+	}{{xfer.SinkPort, xfer.ServeSink}, {xfer.SourcePort, xfer.ServeSource}} {
+		ln, err := net.Listen("tcp4", fmt.Sprintf(":%d", svc.port))
+		if err != nil {
+			fail(err)
+		}
+		go svc.serve(ln, logf)
+	}
 	// Printed once the services listen: the benchmark connects on seeing it.
 	var ts unix.Timespec
 	_ = unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts)
-	fmt.Printf("linuxecho: LAN up at %s/24 on %s after %d ms of uptime\n", addr, ifName, ts.Nano()/1e6)
+	fmt.Printf("linuxxfer: LAN up at %s/24 on %s after %d ms of uptime\n", addr, ifName, ts.Nano()/1e6)
 	select {}
-}
-
-func serve(port string, echo func(net.Conn) (int64, error)) {
-	ln, err := net.Listen("tcp4", port)
-	if err != nil {
-		fail(err)
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				fail(err)
-			}
-			go func() {
-				defer c.Close()
-				n, err := echo(c)
-				fmt.Printf("echo%s: %d bytes (%v)\n", port, n, err)
-			}()
-		}
-	}()
 }
 
 // loadModules loads each module named in the order file from dir with
