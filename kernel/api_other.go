@@ -2,7 +2,10 @@
 
 package kernel
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // ErrNotBareMetal is returned when the program is not running on this kernel.
 var ErrNotBareMetal = errors.New("kernel: not running on the gowrt kernel")
@@ -17,3 +20,12 @@ type IdleStats struct {
 
 // ReadIdleStats returns the idle counters; off MIPS there is no kernel.
 func ReadIdleStats() (IdleStats, error) { return IdleStats{}, ErrNotBareMetal }
+
+var start = time.Now()
+
+// Nanotime returns a monotonic time in ns; off MIPS, from the time package.
+func Nanotime() int64 { return int64(time.Since(start)) }
+
+// Running reports whether the program runs on the gowrt kernel: off MIPS
+// it never does.
+func Running() bool { return false }

@@ -12,6 +12,7 @@ func trapEntry()
 func sigreturnTramp()
 func addrs() (refill, general, sigret uintptr)
 func readCount() uint32
+func fastMono() (sec, nsec uint32, ok bool)
 func writeCompare(v uint32)
 func readStatus() uint32
 func writeStatus(v uint32)

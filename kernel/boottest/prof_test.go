@@ -2,7 +2,10 @@
 
 package boottest
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestCPUProfile: runtime/pprof's CPU profiler works on the kernel
 // (setitimer ITIMER_PROF delivering SIGPROF), on both byte orders.
@@ -13,6 +16,24 @@ func TestCPUProfile(t *testing.T) {
 		r.mustContain(t, "proftest: ok")
 		if r.code != 0 {
 			t.Errorf("%s: exit code %d\n%s", board, r.code, r.out)
+		}
+	}
+}
+
+// TestNanotime: kernel.Nanotime (CP0 Count read without a system call)
+// agrees with clock_gettime and never goes backwards, BE and LE.
+func TestNanotime(t *testing.T) {
+	for _, board := range arches {
+		img := buildImage(t, board, "./kernel/boottest/progs/clocktest")
+		r := boot(t, board, img, 32, "")
+		r.mustContain(t, "clocktest: ok")
+		if r.code != 0 {
+			t.Errorf("%s: exit code %d\n%s", board, r.code, r.out)
+		}
+		for _, l := range strings.Split(r.out, "\n") {
+			if strings.HasPrefix(l, "clocktest:") {
+				t.Logf("%s: %s", board, l)
+			}
 		}
 	}
 }

@@ -164,6 +164,7 @@ func (r *Router) Stack() *stack.Stack { return r.s }
 func (r *Router) Start() error {
 	r.started = time.Now()
 	r.s = stack.New(stack.Options{
+		Clock:              gnet.StackClock(),
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, arp.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol, icmp.NewProtocol4},
 	})

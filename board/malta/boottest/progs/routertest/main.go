@@ -9,6 +9,8 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"time"
 
@@ -58,6 +60,11 @@ func main() {
 			fail(err)
 		}
 		go svc.serve(ln, logf)
+	}
+	// CPU and heap profiles over the LAN (runtime/pprof works on the gowrt
+	// kernel): go tool pprof http://192.168.1.1:6060/debug/pprof/profile
+	if ln, err := gonet.ListenTCP(r.Stack(), tcpip.FullAddress{Port: 6060}, ipv4.ProtocolNumber); err == nil {
+		go http.Serve(ln, nil) // net/http/pprof registers on the default mux
 	}
 	var last kernel.Info
 	for {
