@@ -15,8 +15,9 @@ import (
 // Frames the bridge delivers to the host are copied once into a pooled RX
 // view: the bridge does not own its ingress buffers beyond Input, and
 // gVisor keeps packets indefinitely (reassembly, TCP queues). Frames the
-// stack transmits are flattened into a per-port buffer and bridged
-// synchronously, then released: the bridge never holds a TxBuf.
+// stack transmits are gathered into a view and bridged synchronously;
+// egress NIC ports share that view, and the stack's TxBuf is released at
+// once: the bridge never holds one.
 type HostNIC struct {
 	b    *Bridge
 	port int
@@ -26,7 +27,6 @@ type HostNIC struct {
 	started atomic.Bool
 
 	txMu sync.Mutex // serialises Input for the host port
-	txb  [gnet.RxBufSize]byte
 
 	// RxNoHandler counts frames for the host before Start or after Stop.
 	RxNoHandler atomic.Uint64
@@ -95,19 +95,19 @@ func (n *HostNIC) Stop() {
 }
 
 // Transmit implements net.NIC: the frame enters the bridge as if received
-// on the host port.
+// on the host port. It is gathered once into a view, which the egress
+// NIC ports then share (InputView) instead of copying again.
 func (n *HostNIC) Transmit(tb gnet.TxBuf) error {
-	if tb.Len() > len(n.txb) {
-		return errors.New("bridge: frame larger than a bridge buffer")
+	segs := tb.Segments()
+	if tb.Len() > gnet.RxBufSize || len(segs) == 0 {
+		return errors.New("bridge: frame empty or larger than a bridge buffer")
 	}
-	n.txMu.Lock()
-	off := 0
-	for _, s := range tb.Segments() {
-		off += copy(n.txb[off:], s)
-	}
+	v := gnet.CopyRxView(segs[0], segs[1:]...)
 	tb.Release()
-	n.b.Input(n.port, n.txb[:off])
+	n.txMu.Lock()
+	n.b.InputView(n.port, v)
 	n.txMu.Unlock()
+	v.Release()
 	return nil
 }
 
