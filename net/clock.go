@@ -25,6 +25,19 @@ func StackClock() tcpip.Clock {
 
 type kernelClock struct{ tcpip.Clock }
 
+var clockStart = time.Now()
+
+// Nanotime returns a monotonic time in nanoseconds for per-frame
+// timestamps (the bridge's FDB aging): kernel.Nanotime on the gowrt
+// kernel, where the runtime's clock costs a trap per read, the time
+// package elsewhere.
+func Nanotime() int64 {
+	if kernel.Running() {
+		return kernel.Nanotime()
+	}
+	return int64(time.Since(clockStart))
+}
+
 // NowMonotonic implements tcpip.Clock from CLOCK_MONOTONIC, the clock the
 // runtime's timers (AfterFunc) use too.
 func (kernelClock) NowMonotonic() tcpip.MonotonicTime {
