@@ -85,6 +85,8 @@ type Board struct {
 	ports []*Port
 	kick  chan struct{}
 	stop  chan struct{}
+	wg    sync.WaitGroup // the clock and the ports' cable goroutines
+	close sync.Once
 }
 
 // Port is one simulated Ethernet port: the driver's NIC, the MAC and PHY
@@ -160,6 +162,7 @@ func (b *Board) build() error {
 	cpu := b.sys.NewController(hwsim.ControllerConfig{Name: "cpu", Lines: 6})
 	disp := intr.NewDispatcher(cpu, cpu)
 	disp.OnError = func(line int, err error) { b.cfg.Log("sim: interrupt line %d: %v", line, err) }
+	b.wg.Add(1)
 	go b.clock()
 	demo := false
 
@@ -223,11 +226,28 @@ func (b *Board) build() error {
 			return fmt.Errorf("sim: %s interrupt: %w", pc.Name, err)
 		}
 		if p.Dev != nil {
+			b.wg.Add(2)
 			go p.receive()
 			go p.transmit()
 		}
 		b.ports = append(b.ports, p)
 	}
+	return nil
+}
+
+// Close stops the board: the hardware clock and the cable goroutines end
+// and the TAP devices are closed. Stop the NICs (the router) first: the
+// models stop answering. Close is idempotent.
+func (b *Board) Close() error {
+	b.close.Do(func() {
+		close(b.stop)
+		for _, p := range b.ports {
+			if p.Dev != nil {
+				_ = p.Dev.Close()
+			}
+		}
+		b.wg.Wait()
+	})
 	return nil
 }
 
@@ -243,6 +263,7 @@ func (b *Board) Kick() {
 // when kicked, and at least every 200 µs (timers inside the models, the
 // driver's register writes that start an engine).
 func (b *Board) clock() {
+	defer b.wg.Done()
 	t := time.NewTicker(200 * time.Microsecond)
 	defer t.Stop()
 	for {
@@ -279,21 +300,31 @@ func (p *Port) send(frame []byte) {
 }
 
 func (p *Port) transmit() {
-	for f := range p.txq {
-		_, _ = p.Dev.Write(f)
-		p.free <- f[:cap(f)]
+	defer p.b.wg.Done()
+	for {
+		select {
+		case f := <-p.txq:
+			_, _ = p.Dev.Write(f)
+			p.free <- f[:cap(f)]
+		case <-p.b.stop:
+			return
+		}
 	}
 }
 
+// receive reads the cable. A read error other than the device being
+// closed (the TAP device vanished with its namespace, say) ends the
+// cable after it is logged: retrying a dead device would spin a CPU.
 func (p *Port) receive() {
+	defer p.b.wg.Done()
 	buf := make([]byte, argesim.MaxFrame)
 	for {
 		n, err := p.Dev.Read(buf)
 		if err != nil {
-			if errors.Is(err, os.ErrClosed) {
-				return
+			if !errors.Is(err, os.ErrClosed) {
+				p.b.cfg.Log("sim: port %s: cable read: %v; port unplugged", p.cfg.Name, err)
 			}
-			continue
+			return
 		}
 		p.deliver(buf[:n])
 	}
