@@ -129,7 +129,7 @@ func TestFDBConcurrent(t *testing.T) {
 	b, _ := New(Config{MAC: brMAC, AgeTime: 2 * time.Second, FDBSize: 256,
 		Now: func() int64 { return clk.Add(int64(time.Millisecond)) }})
 	for range 3 {
-		p, _ := b.AddPort(&sinkLink{}, DefaultVLANs)
+		p, _ := b.AddPort(&atomicSink{}, DefaultVLANs) // sent to from both goroutines
 		b.SetLink(p, true)
 	}
 	const stations = 600 // more than the table holds: inserts fail too
@@ -167,3 +167,8 @@ func TestFDBConcurrent(t *testing.T) {
 		t.Fatal("nothing learned")
 	}
 }
+
+// atomicSink counts frames from any number of ingress goroutines.
+type atomicSink struct{ n atomic.Int64 }
+
+func (l *atomicSink) Send(hdr, payload []byte) bool { l.n.Add(1); return true }
