@@ -177,7 +177,7 @@ func TestRouterLinkFlap(t *testing.T) {
 // the hosts still crosses the bridge, and the status page still answers.
 func TestRouterBroadcastStorm(t *testing.T) {
 	a, b := newHost(t, 1), newHost(t, 2)
-	r := startRouter(t, router.Config{Board: "test", FloodRate: 2000, LAN: []router.Port{
+	r := startRouter(t, router.Config{Board: "test", FloodRate: 500, LAN: []router.Port{
 		{Name: "lan1", NIC: a.nic}, {Name: "lan2", NIC: b.nic}}})
 	a.plug(t, "192.168.1.10/24")
 	b.plug(t, "192.168.1.20/24")
