@@ -75,8 +75,9 @@ type Stats struct {
 	TxFrames, TxBytes, TxErrors, TxFull            atomic.Uint64
 	Interrupts, MemErrors                          atomic.Uint64
 	// Rescued counts link-poll ticks that found interrupt causes pending
-	// with no interrupt serviced since the previous tick, and serviced
-	// them: a lost or late interrupt costs at most one poll period.
+	// with no interrupt serviced since the previous tick and no service
+	// pass running, and serviced them: a lost or late interrupt costs at
+	// most one poll period.
 	Rescued atomic.Uint64
 }
 
