@@ -128,6 +128,8 @@ type NIC struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 
+	lastRescue atomic.Pointer[string] // the chip and controller at the last rescue
+
 	// bugs selects deliberately wrong behaviour for hazard tests.
 	bugs bugs
 
@@ -400,8 +402,13 @@ func (n *NIC) pollLink() {
 		// not a lost interrupt) means the interrupt was lost on its way
 		// (or the line is stuck masked); service the chip from here.
 		if i := n.Stats.Interrupts.Load(); !n.bugs.noRescue && i == irqs && n.svcMu.TryLock() {
-			if n.csr(csr0)&csr0INTR != 0 {
+			if c := n.csr(csr0); c&csr0INTR != 0 {
 				n.Stats.Rescued.Add(1)
+				// What the chip and the controller showed, for State:
+				// a level pending at the controller points at a lost
+				// delivery or unmask, none at the line's routing.
+				d := fmt.Sprintf("csr0 %#04x, controller pending %#x", c, n.cfg.Intr.Controller().Pending())
+				n.lastRescue.Store(&d)
 				n.serviceLocked()
 			}
 			n.svcMu.Unlock()
@@ -579,9 +586,13 @@ func (n *NIC) State() string {
 	rh := n.rxHead
 	rs := uint16(n.rxd.Read32(uint32(rh*descSize)+dCtl) >> 16)
 	n.rxMu.Unlock()
-	return fmt.Sprintf("csr0 %#04x rx head %d (status %#04x) tx head %d tail %d used %d; rx %d tx %d txfull %d missed %d irqs %d rescued %d",
+	s := fmt.Sprintf("csr0 %#04x rx head %d (status %#04x) tx head %d tail %d used %d; rx %d tx %d txfull %d missed %d irqs %d rescued %d",
 		n.csr(csr0), rh, rs, th, tt, tu, n.Stats.RxFrames.Load(), n.Stats.TxFrames.Load(),
 		n.Stats.TxFull.Load(), n.Stats.Missed.Load(), n.Stats.Interrupts.Load(), n.Stats.Rescued.Load())
+	if r := n.lastRescue.Load(); r != nil {
+		s += " (last rescue: " + *r + ")"
+	}
+	return s
 }
 
 // Stop implements net.NIC: the chip is stopped (no more DMA), the
