@@ -98,6 +98,10 @@ type Config struct {
 // what a storm delivers.
 const DefaultFloodRate = 10000
 
+// maxFloodRate keeps the token arithmetic (frame-nanoseconds) in range:
+// more than any port can carry anyway.
+const maxFloodRate = 100_000_000
+
 // PortVLANs is a port's 802.1Q membership.
 type PortVLANs struct {
 	PVID     uint16   // VLAN of untagged ingress; 0 = drop untagged
@@ -219,6 +223,8 @@ func New(c Config) (*Bridge, error) {
 		return nil, fmt.Errorf("bridge: FDBSize %d out of range", c.FDBSize)
 	}
 	switch {
+	case c.FloodRate > maxFloodRate:
+		return nil, fmt.Errorf("bridge: FloodRate %d above %d frames/s (negative disables storm control)", c.FloodRate, maxFloodRate)
 	case c.FloodRate == 0:
 		c.FloodRate = DefaultFloodRate
 	case c.FloodRate < 0:
