@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,6 +86,14 @@ func TestRouterQEMU(t *testing.T) {
 				t.Fatalf("status page:\n%s", page)
 			}
 			t.Logf("status.json: %.200s", page)
+
+			// A one-second CPU profile over the LAN (runtime/pprof on the
+			// kernel's ITIMER_PROF): a gzipped profile comes back.
+			prof := filepath.Join(t.TempDir(), "cpu.pprof")
+			ns.Must(t, "curl", "-sS", "--max-time", "20", "-o", prof, "http://192.168.1.1:6060/debug/pprof/profile?seconds=1")
+			if p, err := os.ReadFile(prof); err != nil || len(p) < 2 || p[0] != 0x1f || p[1] != 0x8b {
+				t.Fatalf("pprof over the LAN: %v, %d bytes", err, len(p))
+			}
 
 			// 50 MB to the firmware's sink and 50 MB from its source, from
 			// the namespace, SHA-256 checked (internal/xfer).
