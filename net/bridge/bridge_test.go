@@ -406,7 +406,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{MAC: brMAC, MTU: 9000},
 		{MAC: brMAC, FDBSize: 3},
 		{MAC: brMAC, AgeTime: -1},
-		{MAC: brMAC, FloodRate: 1 << 40},
+		{MAC: brMAC, FloodRate: 1 << 30},
 	} {
 		if _, err := New(c); err == nil {
 			t.Errorf("New(%+v) accepted", c)
