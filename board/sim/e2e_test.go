@@ -200,11 +200,22 @@ func TestSimClose(t *testing.T) {
 	if err := g.b.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// Close has waited for them; a goroutine may still be on its way out
+	// of its deferred Done, so give the scheduler a moment.
 	buf := make([]byte, 1<<20)
-	stacks := string(buf[:runtime.Stack(buf, true)])
-	for _, fn := range []string{"sim.(*Board).clock", "sim.(*Port).receive", "sim.(*Port).transmit"} {
-		if strings.Contains(stacks, fn) {
-			t.Errorf("%s still running after Close", fn)
+	var left []string
+	for try := 0; try < 100; try++ {
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		left = left[:0]
+		for _, fn := range []string{"sim.(*Board).clock", "sim.(*Port).receive", "sim.(*Port).transmit"} {
+			if strings.Contains(stacks, fn) {
+				left = append(left, fn)
+			}
 		}
+		if len(left) == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
+	t.Errorf("still running a second after Close: %v", left)
 }
