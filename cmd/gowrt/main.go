@@ -1,228 +1,222 @@
-// Command gowrt builds gowrt firmware images and runs them under QEMU.
+// Command gowrt builds gowrt firmware and runs it, on the sim board as a
+// host process or on QEMU malta as a bare-metal image.
 //
-//	gowrt build -board malta-be|malta-le -o FILE PKG
-//	gowrt run   [-board sim|malta-be|malta-le] [-m MiB] [-append ARGS] [-timeout D] PKG
+//	gowrt run   [-board sim|malta-be|malta-le] [flags] PKG
+//	gowrt build [-board malta-be|malta-le] -o FILE PKG
+//	gowrt help
 //
-// build compiles PKG (a main package that imports its board package, e.g.
-// github.com/gowrt/gowrt/board/malta) with the stock Go toolchain as
-// GOOS=linux GOARCH=mips|mipsle GOMIPS=softfloat and the kernel's link layout.
-// run builds into a temporary file, boots it under qemu-system-mips(el) -M
-// malta with -no-reboot, streams the console, and exits with the program's
-// exit code (taken from the kernel's final "gowrt: exit N" line).
+// PKG is a firmware main package: it imports its board package, e.g.
+// github.com/gowrt/gowrt/board/malta (bare metal) or
+// github.com/gowrt/gowrt/board/sim (sim mode). gowrt checks that before it
+// builds, and says what to change when it is not so.
 //
-// The sim board (the default for run) builds PKG for the host instead and
-// runs it as a process: the firmware's real drivers against hardware
-// models, with TAP devices as its Ethernet ports (see board/sim). -append
-// then gives the program's arguments.
+// On malta, run builds PKG with the stock Go toolchain (GOOS=linux
+// GOARCH=mips|mipsle GOMIPS=softfloat, gowrt's link layout) into a
+// temporary directory, boots it under qemu-system-mips(el) -M malta,
+// streams the console and exits with the firmware's exit code (from the
+// kernel's final "gowrt: exit N" line). SIGINT, SIGTERM and SIGHUP stop
+// QEMU and remove the temporary directory; QEMU also dies with gowrt if
+// gowrt is killed outright.
+//
+// On sim (the default), run builds PKG for the host and runs it as a
+// process: the firmware's real drivers against hardware models, with TAP
+// devices as its Ethernet ports (see board/sim).
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"os/signal"
-	"path/filepath"
-	"regexp"
-	"strconv"
+	"sort"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/gowrt/gowrt/internal/image"
 )
 
-func usage() {
-	fmt.Fprintln(os.Stderr, `usage:
-  gowrt build -board malta-be|malta-le -o FILE PKG
-  gowrt run   [-board sim|malta-be|malta-le] [-m MiB] [-append ARGS] [-timeout DURATION] PKG`)
-	os.Exit(2)
-}
+const usageText = `gowrt builds gowrt firmware and runs it on the sim board or on QEMU malta.
+
+Usage:
+  gowrt run   [-board BOARD] [flags] PKG    build PKG and run it
+  gowrt build [-board BOARD] -o FILE PKG    build a bare-metal image only
+  gowrt help                                this text
+
+PKG is a firmware main package (e.g. ./examples/router, ./examples/hello)
+that imports its board package: github.com/gowrt/gowrt/board/sim for the
+sim board, github.com/gowrt/gowrt/board/malta for malta.
+
+Boards:
+  sim        the default for run: PKG runs as a host process, gowrt's real
+             drivers against hardware models of an AR9344 with two Ethernet
+             MACs; as root its ports are the TAP devices gowrt-lan and
+             gowrt-wan (created down: bring them up and address them)
+  malta-be   QEMU malta, big-endian MIPS32 24Kc (qemu-system-mips)
+  malta-le   QEMU malta, little-endian (qemu-system-mipsel)
+
+Flags of run:
+  -board BOARD      sim, malta-be or malta-le (default sim)
+  -append ARGS      malta: the kernel command line, i.e. the firmware's
+                    arguments and K=V environment (e.g. "-run-for 30s");
+                    sim: the firmware's arguments, split at spaces
+  -timeout D        stop the firmware after D (e.g. 30s; default: never);
+                    gowrt then exits 124
+  -m MiB            malta: RAM, %d to %d MiB (default 128)
+  -fwd PORT         malta: put the on-board pcnet on QEMU's user network as
+                    192.168.1.0/24 and forward 127.0.0.1:PORT to TCP port 80
+                    of 192.168.1.1 (the router's status page; only port 80
+                    is forwarded); needs no root
+
+Flags of build:
+  -board BOARD      malta-be or malta-le (default malta-be)
+  -o FILE           the image to write (an ELF QEMU's -kernel boots)
+
+run exits with the firmware's exit code; 124 after -timeout, 128+N when
+stopped by signal N. Examples:
+
+  gowrt run ./examples/router                          sim router
+  gowrt run -board malta-be ./examples/hello           boot hello on QEMU
+  gowrt run -board malta-le -fwd 8080 ./examples/router  then browse http://127.0.0.1:8080/
+`
+
+// usageError is a mistake in how gowrt was called: the message, then a
+// pointer to the help, exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
 func main() {
-	if len(os.Args) < 2 {
-		usage()
-	}
-	var err error
-	code := 0
-	switch os.Args[1] {
-	case "build":
-		err = build(os.Args[2:])
-	case "run":
-		code, err = run(os.Args[2:])
-	default:
-		usage()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "gowrt:", err)
+	os.Exit(gowrt(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// gowrt runs one command and returns the process's exit status.
+func gowrt(args []string, stdout, stderr io.Writer) int {
+	code, err := dispatch(args, stdout, stderr)
+	var ue usageError
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(stdout, usageText, minMemMiB, maxMemMiB)
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "gowrt: %s\nRun 'gowrt help' for usage.\n", ue.msg)
+		return 2
+	case err != nil:
+		fmt.Fprintln(stderr, "gowrt:", err)
 		if code == 0 {
 			code = 1
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
-func build(args []string) error {
-	fs := flag.NewFlagSet("build", flag.ExitOnError)
-	board := fs.String("board", "malta-be", "board: malta-be or malta-le")
-	out := fs.String("o", "", "output image (ELF)")
-	fs.Parse(args)
-	if fs.NArg() != 1 || *out == "" {
-		usage()
+func dispatch(args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) == 0 {
+		return 2, usagef("no command given: use gowrt run, gowrt build or gowrt help")
 	}
-	b, err := image.LookupBoard(*board)
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		return 0, flag.ErrHelp
+	case "build":
+		return 0, build(args[1:], stderr)
+	case "run":
+		return run(args[1:], stdout, stderr)
+	}
+	return 2, usagef("unknown command %q: use gowrt run, gowrt build or gowrt help", args[0])
+}
+
+// newFlags returns a flag set that reports its errors to the caller
+// instead of exiting.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parse parses args and returns the one package argument.
+func parse(fs *flag.FlagSet, args []string) (string, error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return "", err
+		}
+		return "", usagef("%s: %v", fs.Name(), err)
+	}
+	switch fs.NArg() {
+	case 0:
+		return "", usagef("%s: which package? e.g. gowrt %s ./examples/router", fs.Name(), fs.Name())
+	case 1:
+		return fs.Arg(0), nil
+	}
+	return "", usagef("%s: one package expected, got %q (flags go before the package)", fs.Name(), fs.Args())
+}
+
+// boardNames lists every board run accepts, sim first.
+func boardNames() string {
+	names := make([]string, 0, len(image.Boards))
+	for n := range image.Boards {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return "sim, " + strings.Join(names, ", ")
+}
+
+func build(args []string, stderr io.Writer) error {
+	fs := newFlags("build")
+	boardName := fs.String("board", "malta-be", "")
+	out := fs.String("o", "", "")
+	pkg, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	return image.Build(b, ".", fs.Arg(0), *out)
+	if *boardName == "sim" {
+		return usagef("build: the sim board runs firmware as a host process: use gowrt run %s (or go build)", pkg)
+	}
+	b, ok := image.Boards[*boardName]
+	if !ok {
+		return usagef("build: unknown board %q (boards: %s)", *boardName, boardNames())
+	}
+	if *out == "" {
+		return usagef("build: -o FILE is required (where to write the image)")
+	}
+	return buildMalta(context.Background(), b, pkg, *out, stderr)
 }
 
-var exitRE = regexp.MustCompile(`^gowrt: exit (-?\d+)\s*$`)
-
-func run(args []string) (int, error) {
-	fs := flag.NewFlagSet("run", flag.ExitOnError)
-	board := fs.String("board", "sim", "board: sim, malta-be or malta-le")
-	mem := fs.Int("m", 128, "RAM in MiB")
-	appendArgs := fs.String("append", "", "kernel command line: program arguments, K=V environment, kernel switches")
-	timeout := fs.Duration("timeout", 0, "stop QEMU after this long (0: never)")
-	fwd := fs.Int("fwd", 0, "malta: QEMU user networking on 192.168.1.0/24 with 127.0.0.1:PORT forwarded to 192.168.1.1:80 (no root needed)")
-	fs.Parse(args)
-	if fs.NArg() != 1 {
-		usage()
-	}
-	if *board == "sim" {
-		return runSim(fs.Arg(0), *appendArgs, *timeout)
-	}
-	b, err := image.LookupBoard(*board)
+func run(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("run")
+	boardName := fs.String("board", "sim", "")
+	mem := fs.Int("m", 128, "")
+	appendArgs := fs.String("append", "", "")
+	timeout := fs.Duration("timeout", 0, "")
+	fwd := fs.Int("fwd", 0, "")
+	pkg, err := parse(fs, args)
 	if err != nil {
-		return 0, err
+		return 2, err
 	}
-	dir, err := os.MkdirTemp("", "gowrt-run")
-	if err != nil {
-		return 0, err
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *timeout < 0 {
+		return 2, usagef("run: -timeout %v is negative", *timeout)
 	}
-	defer os.RemoveAll(dir)
-	img := filepath.Join(dir, "firmware.elf")
-	if err := image.Build(b, ".", fs.Arg(0), img); err != nil {
-		return 0, err
-	}
-	ctx := context.Background()
-	if *timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *timeout)
-		defer cancel()
-	}
-	var extra []string
-	if *fwd > 0 {
-		extra = UserNetForward(*fwd)
-		fmt.Fprintf(os.Stderr, "gowrt: status page of 192.168.1.1 at http://127.0.0.1:%d/\n", *fwd)
-	}
-	code, err := Boot(ctx, b, img, *mem, *appendArgs, os.Stdin, os.Stdout, extra...)
-	if errors.Is(err, context.DeadlineExceeded) {
-		return 124, fmt.Errorf("timed out after %v", *timeout)
-	}
-	return code, err
-}
-
-// Boot runs img under QEMU, copies the console to out and returns the exit
-// code the firmware reported.
-//
-// extra is appended to QEMU's arguments (network options).
-func Boot(ctx context.Context, b image.Board, img string, memMiB int, appendArgs string, in io.Reader, out io.Writer, extra ...string) (int, error) {
-	args := []string{"-M", "malta", "-cpu", "24Kc", "-m", strconv.Itoa(memMiB),
-		"-kernel", img, "-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"}
-	args = append(args, extra...)
-	if appendArgs != "" {
-		args = append(args, "-append", appendArgs)
-	}
-	cmd := exec.CommandContext(ctx, b.QEMU, args...)
-	cmd.WaitDelay = time.Second
-	cmd.Stdin = in
-	cmd.Stderr = os.Stderr
-	pr, err := cmd.StdoutPipe()
-	if err != nil {
-		return 0, err
-	}
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	code := -1
-	sc := bufio.NewScanner(pr)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), "\r")
-		fmt.Fprintln(out, line)
-		if m := exitRE.FindStringSubmatch(line); m != nil {
-			code, _ = strconv.Atoi(m[1])
-		}
-	}
-	werr := cmd.Wait()
-	if ctx.Err() != nil {
-		return 0, ctx.Err()
-	}
-	if code < 0 {
-		if werr != nil {
-			return 1, fmt.Errorf("%s: %w (no exit line from the firmware)", b.QEMU, werr)
-		}
-		return 1, errors.New("firmware stopped without a \"gowrt: exit\" line")
-	}
-	return code, nil
-}
-
-// runSim builds pkg for the host and runs it (sim mode), forwarding
-// interrupts so the firmware shuts down cleanly, and returns its exit code.
-func runSim(pkg, args string, timeout time.Duration) (int, error) {
-	dir, err := os.MkdirTemp("", "gowrt-sim")
-	if err != nil {
-		return 0, err
-	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "firmware")
-	build := exec.Command("go", "build", "-o", bin, pkg)
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		return 0, fmt.Errorf("building %s for sim: %w", pkg, err)
-	}
-	cmd := exec.Command(bin, strings.Fields(args)...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	var deadline <-chan time.Time
-	if timeout > 0 {
-		deadline = time.After(timeout)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	for {
-		select {
-		case s := <-sig:
-			_ = cmd.Process.Signal(s)
-		case <-deadline:
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			<-done
-			return 124, fmt.Errorf("timed out after %v", timeout)
-		case err := <-done:
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				return ee.ExitCode(), nil
+	if *boardName == "sim" {
+		for _, f := range []string{"m", "fwd"} {
+			if set[f] {
+				return 2, usagef("run: -%s applies to the malta boards only (the sim board's RAM is the host's, its ports are TAP devices)", f)
 			}
-			return 0, err
 		}
+		return runSim(simRun{pkg: pkg, args: *appendArgs, timeout: *timeout, stdout: stdout, stderr: stderr})
 	}
-}
-
-// UserNetForward returns QEMU options that cable malta's pcnet to QEMU's
-// user-mode network, numbered like the router's LAN (the host side is
-// 192.168.1.2), with host port 127.0.0.1:port forwarded to the router's
-// status page: the way to reach the firmware without root or TAP devices.
-func UserNetForward(port int) []string {
-	return []string{"-nic", fmt.Sprintf("user,model=pcnet,net=192.168.1.0/24,host=192.168.1.2,dhcpstart=192.168.1.100,hostfwd=tcp:127.0.0.1:%d-192.168.1.1:80", port)}
+	b, ok := image.Boards[*boardName]
+	if !ok {
+		return 2, usagef("run: unknown board %q (boards: %s)", *boardName, boardNames())
+	}
+	if *mem < minMemMiB || *mem > maxMemMiB {
+		return 2, usagef("run: -m %d: malta boots gowrt in %d to %d MiB of RAM", *mem, minMemMiB, maxMemMiB)
+	}
+	if set["fwd"] && (*fwd < 1 || *fwd > 65535) {
+		return 2, usagef("run: -fwd %d is not a TCP port (1-65535)", *fwd)
+	}
+	return runMalta(maltaRun{board: b, pkg: pkg, memMiB: *mem, append: *appendArgs,
+		timeout: *timeout, fwdPort: *fwd, stdout: stdout, stderr: stderr})
 }

@@ -1,6 +1,7 @@
 package image
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -38,7 +39,7 @@ func (c *Cache) Build(board, pkg string) (string, error) {
 	if dir == "" {
 		dir = "."
 	}
-	if err := Build(b, dir, pkg, out); err != nil {
+	if err := Build(context.Background(), b, dir, pkg, out); err != nil {
 		return "", fmt.Errorf("build %s for %s: %w", pkg, board, err)
 	}
 	if c.built == nil {

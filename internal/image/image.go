@@ -4,6 +4,7 @@
 package image
 
 import (
+	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
@@ -29,7 +30,7 @@ var Boards = map[string]Board{
 func LookupBoard(name string) (Board, error) {
 	b, ok := Boards[name]
 	if !ok {
-		return Board{}, fmt.Errorf("unknown board %q (have malta-be, malta-le)", name)
+		return Board{}, fmt.Errorf("unknown board %q (images are built for malta-be and malta-le)", name)
 	}
 	return b, nil
 }
@@ -58,11 +59,12 @@ func LDFlags(extra string) string {
 }
 
 // Build compiles pkg for board into out. dir is the working directory for
-// the go command (the module root or below). Extra go build flags may be given.
-func Build(b Board, dir, pkg, out string, goflags ...string) error {
+// the go command (the module root or below). Extra go build flags may be
+// given. Ending ctx stops the build.
+func Build(ctx context.Context, b Board, dir, pkg, out string, goflags ...string) error {
 	args := append([]string{"build", "-trimpath", "-o", out, "-ldflags", LDFlags("")}, goflags...)
 	args = append(args, pkg)
-	cmd := exec.Command("go", args...)
+	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+b.GOARCH, "GOMIPS=softfloat", "CGO_ENABLED=0")
 	cmd.Stdout = os.Stderr

@@ -4,7 +4,6 @@ package boottest
 
 import (
 	"context"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gowrt/gowrt/internal/image"
+	"github.com/gowrt/gowrt/internal/qemu"
 )
 
 var timerraceRE = regexp.MustCompile(`timerrace: 3000 sleeps of 0-3 us, longest (\S+); (\d+) deadlines passed while writing Compare`)
@@ -40,8 +40,7 @@ func TestHazardCompareRace(t *testing.T) {
 	b, _ := image.LookupBoard(board)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, b.QEMU, "-M", "malta", "-cpu", "24Kc", "-m", "32", "-kernel", img,
-		"-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot", "-append", "timerrace kcompare=noguard")
+	cmd := qemu.Machine{Board: b, Kernel: img, MemMiB: 32, Append: "timerrace kcompare=noguard"}.Command(ctx)
 	out, _ := cmd.CombinedOutput()
 	if strings.Contains(string(out), "timerrace:") {
 		t.Fatalf("without the guard the sweep still finished: the test cannot see the race\n%s", out)

@@ -15,7 +15,7 @@ import (
 func TestInterrupts(t *testing.T) {
 	for _, board := range arches {
 		img := buildImage(t, board, "./kernel/boottest/progs/irqtest")
-		r := boot(t, board, img, 32, "", append(icount, "-rtc", "clock=vm")...)
+		r := boot(t, board, img, 32, "", icount...)
 		r.mustContain(t, "PASS intr", "irqtest: ok")
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d\n%s", board, r.code, r.out)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gowrt/gowrt/internal/image"
+	"github.com/gowrt/gowrt/internal/qemu"
 )
 
 // arches are the boards every boot test runs on.
@@ -68,13 +69,7 @@ func bootIn(t testing.TB, board, img string, memMiB int, appendArgs string, stdi
 	b, _ := image.LookupBoard(board)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	args := []string{"-M", "malta", "-cpu", "24Kc", "-m", strconv.Itoa(memMiB), "-kernel", img,
-		"-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"}
-	if appendArgs != "" {
-		args = append(args, "-append", appendArgs)
-	}
-	args = append(args, extra...)
-	cmd := exec.CommandContext(ctx, b.QEMU, args...)
+	cmd := qemu.Machine{Board: b, Kernel: img, MemMiB: memMiB, Append: appendArgs, Extra: extra}.Command(ctx)
 	var out bytes.Buffer
 	cmd.Stdin = stdin
 	cmd.Stdout = &out

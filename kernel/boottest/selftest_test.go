@@ -8,11 +8,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gowrt/gowrt/internal/qemu"
 )
 
 const selftest = "./kernel/boottest/progs/selftest"
 
-var icount = []string{"-icount", "shift=0,sleep=off"}
+var icount = qemu.Deterministic
 
 var checkRE = regexp.MustCompile(`(?m)^(PASS|FAIL) (\S+)`)
 
@@ -175,7 +177,7 @@ func TestStackOverflow(t *testing.T) {
 func TestClockWrap(t *testing.T) {
 	for _, board := range arches {
 		img := buildImage(t, board, selftest)
-		r := boot(t, board, img, 32, "wrap", append(icount, "-rtc", "clock=vm")...)
+		r := boot(t, board, img, 32, "wrap", icount...)
 		r.mustContain(t, "PASS wrap")
 		for _, l := range strings.Split(r.out, "\n") {
 			if strings.HasPrefix(l, "wrap:") {

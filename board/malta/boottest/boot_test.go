@@ -14,6 +14,7 @@ import (
 
 	"github.com/gowrt/gowrt/flash/confstore"
 	"github.com/gowrt/gowrt/internal/image"
+	"github.com/gowrt/gowrt/internal/qemu"
 )
 
 var boards = []string{"malta-be", "malta-le"}
@@ -67,13 +68,7 @@ func boot(t *testing.T, board, img, flashFile, appendArgs string) string {
 	b, _ := image.LookupBoard(board)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	args := []string{"-M", "malta", "-m", "64", "-kernel", img, "-display", "none", "-monitor", "none",
-		"-serial", "stdio", "-no-reboot",
-		"-drive", "if=pflash,format=raw,file=" + flashFile}
-	if appendArgs != "" {
-		args = append(args, "-append", appendArgs)
-	}
-	cmd := exec.CommandContext(ctx, b.QEMU, args...)
+	cmd := qemu.Machine{Board: b, Kernel: img, MemMiB: 64, Flash: flashFile, Append: appendArgs}.Command(ctx)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

@@ -17,11 +17,12 @@ import (
 
 	"github.com/gowrt/gowrt/internal/image"
 	"github.com/gowrt/gowrt/internal/netns"
+	"github.com/gowrt/gowrt/internal/qemu"
 )
 
 // benchRAM is the -m both systems get: Debian's kernel wants more than the
 // 32 MiB TestRouterQEMU gives gowrt, and the two must run on the same machine.
-const benchRAM = "64"
+const benchRAM = 64
 
 // BenchmarkXferMaltaLE measures TCP throughput between the host and a
 // firmware service through QEMU's pcnet, for gowrt and, in the same run, for
@@ -50,7 +51,8 @@ func BenchmarkXferMaltaLE(b *testing.B) {
 	ns.Must(b, "ip", "tuntap", "add", "dev", tap, "mode", "tap")
 	ns.Must(b, "ip", "addr", "add", "192.168.1.100/24", "dev", tap)
 	ns.Must(b, "ip", "link", "set", tap, "up")
-	nic := "tap,ifname=" + tap + ",script=no,downscript=no,model=pcnet"
+	bd, _ := image.LookupBoard("malta-le")
+	nic := "tap,ifname=" + tap + ",script=no,downscript=no"
 
 	img, err := images.Build("malta-le", "./board/malta/boottest/progs/routertest")
 	if err != nil {
@@ -61,12 +63,12 @@ func BenchmarkXferMaltaLE(b *testing.B) {
 	// One system at a time: the machine has two cores, and a second QEMU
 	// would take CPU from the one being measured.
 	gowrt := startVM(b, ns, "router: board malta, LAN up",
-		"-kernel", img, "-nic", nic)
+		qemu.Machine{Board: bd, Kernel: img, MemMiB: benchRAM, NIC: nic})
 	gwUp, gwDown := xferRate(b, ns, gowrt)
 	gowrt.stop()
 	linux := startVM(b, ns, "linuxxfer: LAN up",
-		"-kernel", filepath.Join(kdir, "vmlinuz"), "-initrd", initrd,
-		"-append", "console=ttyS0 quiet", "-nic", nic)
+		qemu.Machine{Board: bd, Kernel: filepath.Join(kdir, "vmlinuz"), MemMiB: benchRAM, NIC: nic,
+			Append: "console=ttyS0 quiet", Extra: []string{"-initrd", initrd}})
 	lxUp, lxDown := xferRate(b, ns, linux)
 	linux.stop()
 	b.Logf("linux console:\n%s", linux.console.String())
@@ -184,14 +186,11 @@ type vm struct {
 	stop    func()
 }
 
-// startVM starts qemu-system-mipsel with the benchmark's machine and args
-// and waits for a console line starting with upPrefix.
-func startVM(b *testing.B, ns *netns.NS, upPrefix string, args ...string) *vm {
-	bd, _ := image.LookupBoard("malta-le")
+// startVM starts machine m in the namespace and waits for a console line
+// starting with upPrefix.
+func startVM(b *testing.B, ns *netns.NS, upPrefix string, m qemu.Machine) *vm {
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns.Name, bd.QEMU,
-		"-M", "malta", "-m", benchRAM, "-display", "none", "-monitor", "none",
-		"-serial", "stdio", "-no-reboot"}, args...)...)
+	cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns.Name, m.Board.QEMU}, m.Args()...)...)
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	v := &vm{}

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gowrt/gowrt/internal/image"
+	"github.com/gowrt/gowrt/internal/qemu"
 )
 
 // TestPcnetQEMU boots progs/pcnettest on both byte orders with QEMU's
@@ -45,9 +45,8 @@ func TestPcnetQEMU(t *testing.T) {
 			b, _ := image.LookupBoard(board)
 			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, b.QEMU, "-M", "malta", "-m", "64", "-kernel", img,
-				"-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot",
-				"-nic", "user,model=pcnet", "-append", fmt.Sprintf("echo:%d:%d", port, size))
+			cmd := qemu.Machine{Board: b, Kernel: img, MemMiB: 64, NIC: "user",
+				Append: fmt.Sprintf("echo:%d:%d", port, size)}.Command(ctx)
 			pr, pw := io.Pipe()
 			cmd.Stdout, cmd.Stderr = pw, pw
 			start := time.Now()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gowrt/gowrt/internal/image"
 	"github.com/gowrt/gowrt/internal/netns"
+	"github.com/gowrt/gowrt/internal/qemu"
 	"github.com/gowrt/gowrt/internal/xfer"
 )
 
@@ -42,10 +43,8 @@ func TestRouterQEMU(t *testing.T) {
 			b, _ := image.LookupBoard(board)
 			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, "ip", "netns", "exec", ns.Name, b.QEMU,
-				"-M", "malta", "-m", "32", "-kernel", img, "-display", "none", "-monitor", "none",
-				"-serial", "stdio", "-no-reboot",
-				"-nic", "tap,ifname="+tapName+",script=no,downscript=no,model=pcnet")
+			m := qemu.Machine{Board: b, Kernel: img, MemMiB: 32, NIC: "tap,ifname=" + tapName + ",script=no,downscript=no"}
+			cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns.Name, b.QEMU}, m.Args()...)...)
 			pr, pw := io.Pipe()
 			cmd.Stdout, cmd.Stderr = pw, pw
 			start := time.Now()

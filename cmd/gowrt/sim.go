@@ -1,0 +1,68 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// simRun is one gowrt run on the sim board.
+type simRun struct {
+	pkg            string
+	args           string // the firmware's arguments, split at spaces
+	timeout        time.Duration
+	stdout, stderr io.Writer
+}
+
+// runSim builds r.pkg for the host and runs it as a process until it
+// exits, the timeout passes or a signal stops gowrt. The firmware gets the
+// signal (SIGTERM on timeout) so it can shut down its TAP devices, and
+// SIGKILL if it is still there 10 s later.
+func runSim(r simRun) (int, error) {
+	ctx, release := runContext(r.timeout)
+	defer release()
+	p, err := inspect(r.pkg)
+	if err != nil {
+		return 1, err
+	}
+	if err := checkSim(p, r.pkg); err != nil {
+		return 1, err
+	}
+	dir, err := newWorkDir()
+	if err != nil {
+		return 1, err
+	}
+	defer os.RemoveAll(dir)
+
+	bin := filepath.Join(dir, "firmware")
+	fmt.Fprintf(r.stderr, "gowrt: building %s for the sim board (a host program)\n", r.pkg)
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, r.pkg)
+	build.Stdout, build.Stderr = r.stderr, r.stderr
+	if err := build.Run(); err != nil {
+		if code, why := stopped(ctx); why != nil {
+			return code, why
+		}
+		return 1, fmt.Errorf("building %s for sim: %w", r.pkg, err)
+	}
+	cmd := exec.CommandContext(ctx, bin, strings.Fields(r.args)...)
+	supervise(ctx, cmd, 10*time.Second)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, r.stdout, r.stderr
+	if err := cmd.Start(); err != nil {
+		return 1, err
+	}
+	fmt.Fprintf(r.stderr, "gowrt: running %s on the sim board (pid %d); Ctrl-C stops it\n", r.pkg, cmd.Process.Pid)
+	err = cmd.Wait()
+	if code, why := stopped(ctx); why != nil {
+		return code, why
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), nil
+	}
+	return 0, err
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+const (
+	modulePath = "github.com/gowrt/gowrt"
+	maltaBoard = modulePath + "/board/malta"
+	simBoard   = modulePath + "/board/sim"
+)
+
+// pkgInfo is what go list says of a package built for one target.
+type pkgInfo struct {
+	ImportPath string
+	Name       string
+	Deps       []string
+	Error      *struct{ Err string }
+}
+
+// imports reports whether the package links path or a package below it.
+func (p pkgInfo) imports(path string) bool {
+	for _, d := range p.Deps {
+		if d == path || strings.HasPrefix(d, path+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// inspect runs go list for pkg with env (GOOS, GOARCH … of the target)
+// added to gowrt's own environment.
+func inspect(pkg string, env ...string) (pkgInfo, error) {
+	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Name,Deps,Error", pkg)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return pkgInfo{}, fmt.Errorf("go list %s: %v\n%s", pkg, err, strings.TrimSpace(stderr.String()))
+	}
+	var p pkgInfo
+	dec := json.NewDecoder(bytes.NewReader(out))
+	if err := dec.Decode(&p); err != nil {
+		return pkgInfo{}, fmt.Errorf("go list %s: %v", pkg, err)
+	}
+	if dec.More() {
+		return pkgInfo{}, fmt.Errorf("%s names more than one package: gowrt runs one firmware main", pkg)
+	}
+	if p.Error != nil {
+		return p, fmt.Errorf("%s: %s", pkg, strings.TrimSpace(p.Error.Err))
+	}
+	if p.Name != "main" {
+		return p, fmt.Errorf("%s is package %s, not a main package: gowrt runs a firmware main such as ./examples/router or ./examples/hello", pkg, p.Name)
+	}
+	return p, nil
+}
+
+// checkMalta says what is missing when pkg cannot become a malta image.
+func checkMalta(p pkgInfo, pkg string) error {
+	if !p.imports(maltaBoard) {
+		return fmt.Errorf("%s imports no malta board package, so its image would have no kernel to boot: add\n\timport _ %q\nto it to make it malta firmware", pkg, maltaBoard)
+	}
+	return nil
+}
+
+// checkSim says what is missing when pkg cannot run on the sim board.
+func checkSim(p pkgInfo, pkg string) error {
+	if p.imports(simBoard) {
+		return nil
+	}
+	if p.imports(maltaBoard) {
+		return fmt.Errorf("%s is bare-metal malta firmware (it imports board/malta, not board/sim): run it with -board malta-be or -board malta-le", pkg)
+	}
+	return fmt.Errorf("%s imports no board package: add\n\timport _ %q\nto run it on the sim board (or board/malta to boot it on QEMU with -board malta-be)", pkg, simBoard)
+}

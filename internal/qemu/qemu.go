@@ -1,0 +1,88 @@
+// Package qemu builds the one QEMU command line every gowrt tool, test and
+// benchmark boots a malta image with.
+//
+// The line asks for nothing the firmware does not use, so it runs with only
+// the qemu-system-mips package installed (Debian installs the option ROMs and
+// VGA BIOS of ipxe-qemu and seabios as recommendations only, and CI does not
+// install recommendations):
+//
+//   - -nodefaults: no VGA card (whose BIOS is vgabios-cirrus.bin), no default
+//     NIC, no monitor, parallel port, floppy or CD-ROM;
+//   - the on-board pcnet NIC is created explicitly with an empty romfile
+//     property, so QEMU does not look for its PXE ROM (efi-pcnet.rom);
+//   - -kernel loads the ELF directly, so no boot BIOS is needed.
+package qemu
+
+import (
+	"context"
+	"os/exec"
+	"strconv"
+
+	"github.com/gowrt/gowrt/internal/image"
+)
+
+// CPU is the CPU model gowrt boots malta with: the MIPS32 24Kc core of the
+// AR71xx/AR913x SoCs (no FPU, 16 KiB/64 KiB caches).
+const CPU = "24Kc"
+
+// Deterministic are the options that make a run an instruction count: one
+// emulated nanosecond per instruction, no sleeping while the guest idles,
+// the guest's RTC on the virtual clock and a fixed seed for QEMU's random
+// generator (without -seed the guest's boot differs by hundreds of
+// instructions from run to run).
+var Deterministic = []string{"-icount", "shift=0,sleep=off", "-rtc", "clock=vm", "-seed", "1"}
+
+// Machine is one QEMU malta machine.
+type Machine struct {
+	Board  image.Board
+	Kernel string // the firmware image (ELF)
+	MemMiB int    // RAM; 0 means 128
+	Append string // kernel command line: program arguments, K=V environment
+	// NIC is the -nic backend of the on-board pcnet, e.g. "user",
+	// "user,hostfwd=…" or "tap,ifname=…,script=no,downscript=no"
+	// (the model is always pcnet). Empty means QEMU user networking with
+	// the guest restricted from reaching anything outside it.
+	NIC string
+	// Flash is a raw file backing the board's 4 MiB CFI flash; empty for
+	// none.
+	Flash string
+	// Deterministic makes the run an instruction count (see Deterministic).
+	Deterministic bool
+	// Extra options go last.
+	Extra []string
+}
+
+// Args returns QEMU's arguments (without the program name).
+func (m Machine) Args() []string {
+	mem := m.MemMiB
+	if mem == 0 {
+		mem = 128
+	}
+	nic := m.NIC
+	if nic == "" {
+		nic = "user,restrict=on"
+	}
+	args := []string{
+		"-M", "malta", "-cpu", CPU, "-m", strconv.Itoa(mem),
+		"-kernel", m.Kernel,
+		"-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot",
+		// The malta board puts the first NIC, if it is a pcnet, in PCI
+		// slot 11 like the real board's on-board one.
+		"-global", "pcnet.romfile=", "-nic", nic + ",model=pcnet",
+	}
+	if m.Flash != "" {
+		args = append(args, "-drive", "if=pflash,format=raw,file="+m.Flash)
+	}
+	if m.Deterministic {
+		args = append(args, Deterministic...)
+	}
+	if m.Append != "" {
+		args = append(args, "-append", m.Append)
+	}
+	return append(args, m.Extra...)
+}
+
+// Command returns the QEMU command for the machine; ctx ends it.
+func (m Machine) Command(ctx context.Context) *exec.Cmd {
+	return exec.CommandContext(ctx, m.Board.QEMU, m.Args()...)
+}
