@@ -1,0 +1,71 @@
+//go:build !mips && !mipsle
+
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCLIMistakes: every mistake a newcomer makes gets its exit status and
+// a message that says what to do, before anything is built or booted.
+func TestCLIMistakes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want []string // in stderr
+	}{
+		{nil, 2, []string{"no command given", "gowrt help"}},
+		{[]string{"frobnicate"}, 2, []string{`unknown command "frobnicate"`}},
+		{[]string{"run"}, 2, []string{"which package?"}},
+		{[]string{"run", "../../examples/hello", "../../examples/router"}, 2, []string{"one package expected"}},
+		{[]string{"run", "-bogus", "../../examples/hello"}, 2, []string{"flag provided but not defined: -bogus"}},
+		{[]string{"run", "-board", "foo", "../../examples/hello"}, 2, []string{`unknown board "foo"`, "sim, malta-be, malta-le"}},
+		{[]string{"run", "-board", "malta-be", "-m", "0", "../../examples/hello"}, 2, []string{"-m 0", "16 to 2048 MiB"}},
+		{[]string{"run", "-board", "malta-be", "-m", "3", "../../examples/hello"}, 2, []string{"-m 3", "16 to 2048 MiB"}},
+		{[]string{"run", "-board", "malta-be", "-m", "4096", "../../examples/hello"}, 2, []string{"-m 4096"}},
+		{[]string{"run", "-board", "malta-be", "-fwd", "70000", "../../examples/router"}, 2, []string{"-fwd 70000 is not a TCP port"}},
+		{[]string{"run", "-m", "32", "../../examples/router"}, 2, []string{"-m applies to the malta boards only"}},
+		{[]string{"run", "-fwd", "8080", "../../examples/router"}, 2, []string{"-fwd applies to the malta boards only"}},
+		{[]string{"run", "-timeout", "-1s", "../../examples/hello"}, 2, []string{"negative"}},
+		{[]string{"build", "-board", "malta-be", "../../examples/hello"}, 2, []string{"-o FILE is required"}},
+		{[]string{"build", "-board", "sim", "-o", "x", "../../examples/router"}, 2, []string{"gowrt run"}},
+		// Package mistakes: found by go list before any build.
+		{[]string{"run", "-board", "malta-be", "../../net"}, 1, []string{"is package net, not a main package"}},
+		{[]string{"run", "../../net/bridge"}, 1, []string{"is package bridge, not a main package"}},
+		{[]string{"run", "../../examples/hello"}, 1, []string{"bare-metal malta firmware", "-board malta-be"}},
+		{[]string{"run", "-board", "malta-le", "."}, 1, []string{"imports no malta board package", `import _ "github.com/gowrt/gowrt/board/malta"`}},
+		{[]string{"build", "-board", "malta-le", "-o", "x.elf", "."}, 1, []string{`import _ "github.com/gowrt/gowrt/board/malta"`}},
+		{[]string{"run", "-board", "malta-le", "./no/such/package"}, 1, []string{"no/such/package"}},
+	} {
+		var stdout, stderr strings.Builder
+		code := gowrt(tc.args, &stdout, &stderr)
+		if code != tc.code {
+			t.Errorf("gowrt %q: exit %d, want %d; stderr:\n%s", tc.args, code, tc.code, stderr.String())
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr.String(), w) {
+				t.Errorf("gowrt %q: stderr lacks %q:\n%s", tc.args, w, stderr.String())
+			}
+		}
+		if strings.Contains(stderr.String(), "goroutine ") {
+			t.Errorf("gowrt %q: a stack trace:\n%s", tc.args, stderr.String())
+		}
+	}
+}
+
+// TestHelp: gowrt help succeeds and documents every flag and board.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"run", "-h"}, {"build", "-help"}} {
+		var stdout, stderr strings.Builder
+		if code := gowrt(args, &stdout, &stderr); code != 0 {
+			t.Errorf("gowrt %q: exit %d, stderr %s", args, code, stderr.String())
+		}
+		for _, w := range []string{"-board", "-append", "-timeout", "-m MiB", "-fwd PORT", "port 80", "-o FILE",
+			"sim ", "malta-be", "malta-le", "gowrt-lan", "124", "128+N"} {
+			if !strings.Contains(stdout.String(), w) {
+				t.Errorf("gowrt %q: help lacks %q", args, w)
+			}
+		}
+	}
+}
