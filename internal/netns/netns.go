@@ -14,8 +14,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -40,11 +43,24 @@ type NS struct {
 	Name string
 }
 
+// namePrefix starts every namespace's name: gowrt-<pid>-<n>, pid being the
+// test process that made it.
+const namePrefix = "gowrt-"
+
+var reapOnce sync.Once
+
 // New creates a namespace with its loopback up, deleted at test cleanup.
+// The first call in a process first removes the namespaces that test
+// processes which are gone (killed before their cleanup ran) left behind.
 func New(t testing.TB) *NS {
 	t.Helper()
 	RequireRoot(t)
-	n := &NS{Name: fmt.Sprintf("gowrt-%d-%d", os.Getpid(), seq.Add(1))}
+	reapOnce.Do(func() {
+		if err := RemoveOrphans(); err != nil {
+			t.Logf("netns: removing orphaned namespaces: %v", err)
+		}
+	})
+	n := &NS{Name: fmt.Sprintf("%s%d-%d", namePrefix, os.Getpid(), seq.Add(1))}
 	if out, err := exec.Command("ip", "netns", "add", n.Name).CombinedOutput(); err != nil {
 		t.Fatalf("ip netns add %s: %v: %s", n.Name, err, out)
 	}
@@ -55,6 +71,60 @@ func New(t testing.TB) *NS {
 	})
 	n.Must(t, "ip", "link", "set", "lo", "up")
 	return n
+}
+
+// RemoveOrphans deletes every gowrt-<pid>-<n> namespace whose pid is no
+// live process, first killing what still runs inside it (a QEMU or a
+// helper that outlived its test), and returns the first error.
+func RemoveOrphans() error {
+	out, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		return fmt.Errorf("ip netns list: %v", err)
+	}
+	var first error
+	for _, line := range strings.Split(string(out), "\n") {
+		name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+		pid, ok := ownerPID(name)
+		if !ok || alive(pid) {
+			continue
+		}
+		if pids, err := exec.Command("ip", "netns", "pids", name).Output(); err == nil {
+			for _, f := range strings.Fields(string(pids)) {
+				if p, err := strconv.Atoi(f); err == nil {
+					_ = syscall.Kill(p, syscall.SIGKILL)
+				}
+			}
+		}
+		if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil && first == nil {
+			first = fmt.Errorf("ip netns del %s: %v: %s", name, err, out)
+		}
+	}
+	return first
+}
+
+// ownerPID returns the test process ID in a namespace name made by New.
+func ownerPID(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, namePrefix)
+	if !ok {
+		return 0, false
+	}
+	digits, n, ok := strings.Cut(rest, "-")
+	if _, err := strconv.Atoi(n); !ok || err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(digits)
+	return pid, err == nil && pid > 0
+}
+
+// alive reports whether pid is a process (a zombie counts as gone).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
 
 // Exec runs a command inside the namespace with a time limit and returns
