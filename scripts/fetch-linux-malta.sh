@@ -1,45 +1,48 @@
 #!/usr/bin/env bash
 # Fetches Debian bookworm's little-endian MIPS Malta kernel (linux-image-*-4kc-malta,
-# mipsel) for BenchmarkEchoMaltaLE in board/malta/boottest, which boots it beside
+# mipsel) for BenchmarkXferMaltaLE in board/malta/boottest, which boots it beside
 # gowrt in the same QEMU as the comparison point. Debian ships no big-endian mips
 # kernel in bookworm, so there is no malta-be counterpart.
 #
-# The version is whatever the mipsel Packages index names as the dependency of the
-# linux-image-4kc-malta metapackage today; the .deb's SHA256 is checked against the
-# index. The result goes to ${XDG_CACHE_HOME:-~/.cache}/gowrt/linux-malta-le:
+# The package comes through apt from the machine's configured Debian
+# sources: mipsel is added as a foreign architecture (dpkg
+# --add-architecture; needs root the first time), and the versioned image
+# package the linux-image-4kc-malta metapackage depends on today is fetched
+# with apt-get download, which checks it against the signed index. The
+# result goes to ${XDG_CACHE_HOME:-~/.cache}/gowrt/linux-malta-le:
 #
 #	vmlinuz         the kernel (an ELF that QEMU's -kernel loads)
 #	modules/*.ko    pcnet32 and the modules it depends on
 #	modules.order   their names, dependencies first: the order to load them in
 #	VERSION         the package name and version
 #
-# Needs curl, xz and dpkg-deb. Re-running replaces the cache directory.
+# Needs apt, xz and dpkg-deb. Re-running replaces the cache directory.
 set -euo pipefail
 
-mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 dest=${XDG_CACHE_HOME:-$HOME/.cache}/gowrt/linux-malta-le
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-curl -sSf "$mirror/dists/bookworm/main/binary-mipsel/Packages.xz" | xz -d >"$work/Packages"
-
-# field PACKAGE FIELD: one field of one stanza of the index.
-field() {
-	awk -v pkg="$1" -v f="$2:" '
-		$1 == "Package:" { in_pkg = ($2 == pkg) }
-		in_pkg && $1 == f { sub(/^[^:]*: */, ""); print; exit }
-	' "$work/Packages"
-}
+if ! dpkg --print-foreign-architectures | grep -qx mipsel; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "mipsel is not a dpkg architecture here yet: run this once as root (it runs dpkg --add-architecture mipsel and apt-get update)" >&2
+		exit 1
+	fi
+	dpkg --add-architecture mipsel
+	apt-get update -qq
+fi
+if ! apt-cache show linux-image-4kc-malta:mipsel >/dev/null 2>&1; then
+	[ "$(id -u)" = 0 ] && apt-get update -qq
+fi
 
 # The metapackage depends on exactly one versioned image package.
-pkg=$(field linux-image-4kc-malta Depends | sed -n 's/^\(linux-image-[^ ,]*-4kc-malta\) .*/\1/p')
-[ -n "$pkg" ] || { echo "no linux-image-4kc-malta in the mipsel index" >&2; exit 1; }
-version=$(field "$pkg" Version)
-file=$(field "$pkg" Filename)
-sum=$(field "$pkg" SHA256)
+pkg=$(apt-cache depends linux-image-4kc-malta:mipsel |
+	sed -n 's/^ *Depends: \(linux-image-[^ :]*-4kc-malta\)\(:mipsel\)\{0,1\}$/\1/p' | head -n1)
+[ -n "$pkg" ] || { echo "no linux-image-4kc-malta for mipsel in the apt sources" >&2; exit 1; }
+version=$(apt-cache show --no-all-versions "$pkg:mipsel" | sed -n 's/^Version: //p' | head -n1)
 echo "fetching $pkg $version"
-curl -sSf -o "$work/pkg.deb" "$mirror/$file"
-echo "$sum  $work/pkg.deb" | sha256sum -c --quiet -
+(cd "$work" && apt-get download -qq "$pkg:mipsel=$version")
+mv "$work"/"$pkg"_*.deb "$work/pkg.deb"
 
 dpkg-deb -x "$work/pkg.deb" "$work/root"
 rm -rf "$dest.new"
