@@ -253,8 +253,9 @@ func New(cfg Config) (*Driver, error) {
 	}
 	// Every non-final fragment must be a multiple of 4 bytes on every
 	// chip: FreeBSD (arge_mbuf_chain_is_tx_aligned) applies the rule to
-	// all MACs. The design notes suggest AR7240+ may not need it; staying
-	// conservative costs a bounce only for odd-length middle fragments.
+	// all MACs. gowrt's design assumed AR7240+ may not need it
+	// (unverified); staying conservative costs a bounce only for odd-length
+	// middle fragments.
 	d.txTag, err = busdma.NewTag(p, busdma.TagConfig{Name: name + "-tx", Alignment: align, SegLenMultiple: 4,
 		MaxSegments: MaxTXFrags, MaxSize: MaxFrameLen, MaxSegSize: MaxFrameLen, AddrLimit: 1<<32 - 1,
 		BounceBuffers: cfg.TXBounce})

@@ -2,8 +2,7 @@ package arge
 
 // MAC register offsets and bits. Sources: FreeBSD sys/mips/atheros/
 // ar71xxreg.h (AR71XX_MAC_*, AR71XX_DMA_*), if_arge.c; Linux drivers/net/
-// ethernet/atheros/ag71xx.c (AG71XX_REG_*), as collected in the project's
-// reference/arge.md.
+// ethernet/atheros/ag71xx.c (AG71XX_REG_*).
 const (
 	RegMACCfg1      = 0x000
 	RegMACCfg2      = 0x004

@@ -9,8 +9,9 @@ import (
 )
 
 // pageSettle is how long a page-select write needs before register accesses
-// see the new page: FreeBSD waits 2 ms, OpenWrt and qca8k 1–2 ms
-// (reference §1). We use the conservative 2 ms.
+// see the new page: FreeBSD waits 2 ms ([FB-RIO] arswitch_split_setpage),
+// OpenWrt and qca8k 1–2 ms ([OW-8216], [LX-QCA8K] qca8k_set_page). We use
+// the conservative 2 ms.
 const pageSettle = 2 * time.Millisecond
 
 // regIO is the 32-bit register interface the chip code programs through.
@@ -35,7 +36,8 @@ type pageLoc struct {
 }
 
 // paged reaches 32-bit switch registers through 16-bit MDIO transactions:
-// page select, settle, then two halves (reference §1).
+// page select, settle, then two halves ([FB-RIO] arswitch_reg_read32 and
+// arswitch_reg_write32, [OW-8216], [LX-QCA8K] qca8k_mii_write32).
 type paged struct {
 	bus    mdio.Bus
 	locker sync.Locker // the bus's own lock when it has one, else ours
@@ -59,7 +61,8 @@ func newPaged(bus mdio.Bus, loc pageLoc, sleep func(time.Duration)) *paged {
 
 // split maps a register byte address to (page, PHY, MDIO register of the
 // low half). The same split serves the external and the built-in switches
-// (reference §1: OpenWrt's word-index formulas reduce to these).
+// ([FB-RIO] arswitch_split_setpage, [OW-8216] split_addr; the word-index
+// formulas of [OW-7240], mk_phy_addr and friends, reduce to these).
 func split(addr uint32) (page, phy, reg int) {
 	page = int(addr>>9) & 0x1ff
 	phy = regPHYBase | int(addr>>6)&0x7
@@ -119,7 +122,9 @@ func (p *paged) writeLocked(addr, val uint32) error {
 		return err
 	}
 	// Both halves are always written: qca8k's attempt to skip unchanged
-	// halves was reverted as a regression (reference §1.6).
+	// halves was reverted as a regression (Linux commit 'Revert "net: dsa:
+	// qca8k: cache lo and hi for mdio write"', December 2022, sent to
+	// stable).
 	first, second := reg+1, reg
 	firstVal, secondVal := uint16(val>>16), uint16(val)
 	if p.loc.loFirst {
@@ -150,7 +155,8 @@ func (p *paged) write(addr, val uint32) error {
 }
 
 // rmw holds the bus lock across the read and the write so no other bus user
-// can slip a page change or a half-write in between (reference §1.5).
+// can slip a page change or a half-write in between, as OpenWrt and qca8k
+// do with mdio_lock ([OW-8216], [LX-QCA8K]).
 func (p *paged) rmw(addr, clear, set uint32) error {
 	p.locker.Lock()
 	defer p.locker.Unlock()
@@ -189,9 +195,10 @@ func (d directPHY) writePHY(phy, reg int, val uint16) error {
 }
 
 // masterPHY reaches the internal PHYs through the switch's MDIO master
-// register (reference §5): write the command with BUSY, poll BUSY, read the
-// data half. The register is written to 0 afterwards, even on failure, to drop
-// MASTER_EN: on AR8327 it disconnects the direct path (qca8k).
+// register ([FB-PHY], [OW-7240] ar7240sw_phy_read/write, [LX-QCA8K]): write
+// the command with BUSY, poll BUSY, read the data half. The register is
+// written to 0 afterwards, even on failure, to drop MASTER_EN: on AR8327 it
+// disconnects the direct path ([LX-QCA8K]).
 type masterPHY struct {
 	io    regIO
 	reg   uint32

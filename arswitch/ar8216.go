@@ -52,7 +52,8 @@ func (b *base) command(addr, busy, cmd uint32, what string) (uint32, error) {
 }
 
 // ar8216 drives the AR8216, AR8316 and the AR7240/AR934x built-in switches:
-// one register layout (reference §3), variants differing in data.
+// one register layout ([FB-REG] AR8X16_*, [OW-7240]), variants differing in
+// data.
 type ar8216 struct {
 	base
 	v     *variant16
@@ -243,8 +244,9 @@ func (c *ar8216) writePort(p int, h portHW) error {
 	}
 	// Uncertain: OpenWrt runs the AR8216 (not the AR8236/8316) in VLAN
 	// mode with the 2-byte Atheros header on the CPU port instead of
-	// 802.1Q tags (reference §3.1); this driver uses the PORT_CTRL egress
-	// "add" mode on every chip of the family, as FreeBSD does.
+	// 802.1Q tags ([OW-8216] ar8216_mangle_tx/rx); this driver uses the
+	// PORT_CTRL egress "add" mode on every chip of the family, as FreeBSD
+	// does.
 	switch h.egress {
 	case egressUntag:
 		ctrl |= egressStrip << portCtrlEgressShift
@@ -254,8 +256,9 @@ func (c *ar8216) writePort(p int, h portHW) error {
 	if c.v.splitPortVLAN {
 		// AR934x: PORT_VLAN (now "PORT_VLAN1") keeps only the default VID;
 		// member mask and 802.1Q mode moved to PORT_VLAN2 at +0xc
-		// (reference §3, [OW-7240]). The PVID also goes to bits 27:16,
-		// recalled from OpenWrt as the default CVID field (uncertain).
+		// ([OW-7240] AR934X_REG_PORT_VLAN2). The PVID also goes to bits
+		// 27:16, the default CVID field in [OW-7240]
+		// (AR934X_PORT_VLAN1_DEFAULT_CVID_S).
 		pv := uint32(h.pvid) & portVLANPVIDMask
 		if err := c.io.write(r16PortVLANBase+off, pv|pv<<pv0CVIDShift); err != nil {
 			return err

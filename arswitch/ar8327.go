@@ -6,7 +6,9 @@ import (
 )
 
 // ar8327 drives the AR8327 and AR8337 (QCA8327/8337): a different register
-// layout with per-port-per-VLAN egress tagging (reference §4, §6.2).
+// layout with per-port-per-VLAN egress tagging ([FB-REG] AR8327_REG_*,
+// [FB-8327] ar8327_set_dot1q_vlan, [OW-8216] ar8327_vtu_load_vlan,
+// [LX-QCA8K]).
 type ar8327 struct {
 	base
 	chip   ChipID
@@ -45,7 +47,8 @@ func (c *ar8327) reset() error {
 	return fmt.Errorf("%w: soft reset", ErrBusy)
 }
 
-// padValue encodes a CPU port's pad mode (reference §4 PAD registers).
+// padValue encodes a CPU port's pad mode ([FB-REG] AR8327_PAD_*,
+// [LX-QCA8K]).
 func padValue(cp CPUPort) (uint32, error) {
 	switch cp.Mode {
 	case ModeRGMII:
@@ -66,8 +69,8 @@ func padValue(cp CPUPort) (uint32, error) {
 	case ModeSGMII:
 		return padSGMIIEn, nil
 	}
-	// The GMII/MII pad enables (bits 0-18) are not itemised in the
-	// reference; refuse rather than guess.
+	// GMII/MII pad modes (the enables in bits 0-18, [FB-REG] AR8327_PAD_*)
+	// are not implemented; refuse rather than guess.
 	return 0, fmt.Errorf("%w: AR8327 pad mode %v not supported", ErrBoard, cp.Mode)
 }
 
@@ -149,7 +152,8 @@ func (c *ar8327) init(b *Board) error {
 	return c.phyFixups()
 }
 
-// phyFixups applies the per-revision PHY errata writes (reference §4).
+// phyFixups applies the per-revision PHY errata writes (ar8327_phy_fixup
+// in [FB-8327] and [OW-8216]).
 func (c *ar8327) phyFixups() error {
 	for phy := 0; phy < 5; phy++ {
 		var err error
@@ -192,8 +196,9 @@ func (c *ar8327) initPort(p int, b *Board) error {
 
 func (c *ar8327) writePort(p int, h portHW) error {
 	off := 8 * uint32(p)
-	// SVID and CVID both carry the PVID (reference §6.2). FreeBSD masks
-	// the PVID with 0x7f here; that is a FreeBSD bug, the field is 12 bits.
+	// SVID and CVID both carry the PVID ([FB-8327] ar8327_set_pvid,
+	// [OW-8216]). FreeBSD masks the PVID with 0x7f here; that is a FreeBSD
+	// bug, the field is 12 bits.
 	if err := c.io.write(r27PortVLAN0Base+off, uint32(h.pvid)&0xfff|uint32(h.pvid)&0xfff<<pv0CVIDShift); err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func setStatus(e *ATUEntry, status int) {
 		e.Static = true
 		return
 	}
-	// 1-7 dynamic ages; 8-14 are not defined by the reference: report them
+	// 1-7 dynamic ages; 8-14 are not defined by [FB-REG]: report them
 	// as the freshest dynamic age rather than fail the whole dump.
 	e.Age = min(status, 7)
 }

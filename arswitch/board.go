@@ -149,12 +149,13 @@ func (b *Board) validate(id ChipID, nports int) error {
 
 func delay(v uint8) *uint8 { return &v }
 
-// Board profiles. The values below are not in the project reference: they
-// are recalled from OpenWrt's ar71xx board files (mach-db120.c,
-// mach-tl-wdr4300.c, mach-ap136.c and their DTS successors) and are
-// UNVERIFIED; they show the shape of the data and must be checked against
-// the board files before use on hardware. The AR8327 pad encoding itself
-// (RGMII_EN, delay enables and selectors) is from the reference §4.
+// Board profiles. The values below are not from the register sources cited
+// in the package documentation: they are recalled from OpenWrt's ar71xx
+// board files (mach-db120.c, mach-tl-wdr4300.c, mach-ap136.c and their DTS
+// successors) and are UNVERIFIED; they show the shape of the data and must
+// be checked against the board files before use on hardware. The AR8327 pad
+// encoding itself (RGMII_EN, delay enables and selectors) is from [FB-REG]
+// AR8327_PAD_* and [LX-QCA8K].
 var (
 	// DB120: AR934x reference board, AR8327 on GE0 over RGMII with TX
 	// delay select 1 and RX delay select 2, open-drain LEDs.

@@ -45,7 +45,8 @@ var (
 // identify maps MASK_CTRL to a chip. The version field is ambiguous between
 // external and built-in switches (0x01 is AR8216 or AR7240, 0x02 AR8226 or
 // AR934x), so the caller says which kind it attaches, as FreeBSD's
-// is_7240/is_9340 hints do (reference §1, §2).
+// is_7240/is_9340 hints do ([FB-7240], [FB-9340]; version values from
+// [OW-8216], [OW-7240] and [FB-SW]'s probe).
 func identify(maskCtrl uint32, builtIn bool) (ChipID, int, error) {
 	ver := int(maskCtrl>>maskCtrlVerShift) & maskCtrlVerMask
 	rev := int(maskCtrl) & maskCtrlRevMask

@@ -42,8 +42,28 @@
 // The package has no per-frame path: the switch forwards in hardware. Its
 // model, with a frame-forwarding simulation, is package arswitchsim.
 //
-// Facts come from the project reference (reference/arswitch.md: FreeBSD
-// arswitch, OpenWrt ar8216/ag71xx_ar7240, Linux qca8k); where this package
-// relies on something the reference does not state, the code says so and
-// calls it uncertain.
+// # Sources
+//
+// Register facts come from the upstream drivers for these chips, which
+// comments in this package cite by tag:
+//
+//	[FB-REG]   FreeBSD sys/dev/etherswitch/arswitch/arswitchreg.h
+//	[FB-RIO]   FreeBSD sys/dev/etherswitch/arswitch/arswitch_reg.c
+//	[FB-SW]    FreeBSD sys/dev/etherswitch/arswitch/arswitch.c
+//	[FB-VL]    FreeBSD sys/dev/etherswitch/arswitch/arswitch_vlans.c
+//	[FB-PHY]   FreeBSD sys/dev/etherswitch/arswitch/arswitch_phy.c
+//	[FB-7240]  FreeBSD sys/dev/etherswitch/arswitch/arswitch_7240.c
+//	[FB-8316]  FreeBSD sys/dev/etherswitch/arswitch/arswitch_8316.c
+//	[FB-8327]  FreeBSD sys/dev/etherswitch/arswitch/arswitch_8327.c
+//	[FB-9340]  FreeBSD sys/dev/etherswitch/arswitch/arswitch_9340.c
+//	[OW-8216]  OpenWrt target/linux/generic/files/drivers/net/phy/ar8216.c
+//	           and ar8216.h (the AR8327 parts in ar8327.c/.h in later trees)
+//	[OW-7240]  OpenWrt target/linux/ar71xx/files/drivers/net/ethernet/
+//	           atheros/ag71xx/ag71xx_ar7240.c (the built-in switch driver
+//	           of the old ar71xx target)
+//	[LX-QCA8K] Linux drivers/net/dsa/qca/qca8k.h and qca8k-8xxx.c
+//	           (drivers/net/dsa/qca8k.c in older trees)
+//
+// Where this package relies on something these sources do not state, the
+// code says so and calls it uncertain.
 package arswitch

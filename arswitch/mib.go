@@ -72,12 +72,13 @@ type mibLayout struct {
 	size   int // bytes to read per port
 }
 
-// The MIB block layouts below are NOT in the project reference (which only
-// gives the block bases, §3/§4). They are recalled from OpenWrt's ar8216.c
-// MIB descriptor tables (ar8216_mibs for the AR8216, ar8236_mibs for the
-// AR8236/AR8316 and, with RxUniCast/TxUniCast appended, the AR8327) and
-// are UNVERIFIED: check them against the datasheet or OpenWrt before
-// trusting individual counters on hardware. The built-in AR7240/AR934x
+// The MIB block layouts below are NOT taken from the register headers cited
+// in the package documentation (only the block bases are). They are
+// recalled from OpenWrt's ar8216.c MIB descriptor tables (ar8216_mibs for
+// the AR8216, ar8236_mibs for the AR8236/AR8316 and, with
+// RxUniCast/TxUniCast appended, the AR8327) and are UNVERIFIED: check them
+// against the datasheet or OpenWrt before trusting individual counters on
+// hardware. The built-in AR7240/AR934x
 // switch is given the AR8236 layout (uncertain).
 var (
 	mibLayout8216 = &mibLayout{size: 0xa0, fields: []mibField{

@@ -1,24 +1,25 @@
 package arswitch
 
 // Register map of the supported switches. Offsets and bit positions are
-// taken from the project's reference notes (/work/shared/reference/
-// arswitch.md), which cite FreeBSD sys/dev/etherswitch/arswitch/
-// arswitchreg.h [FB-REG], OpenWrt's ar8216.c / ag71xx_ar7240.c and Linux
-// qca8k.h. Only facts are used; the names are this package's own.
+// from FreeBSD's arswitchreg.h [FB-REG], OpenWrt's ar8216.c [OW-8216] and
+// ag71xx_ar7240.c [OW-7240], and Linux's qca8k.h [LX-QCA8K] (the tags are
+// listed in the package documentation). Only facts are used; the names are
+// this package's own.
 
-// MDIO paging (reference §1).
+// MDIO paging ([FB-RIO] arswitch_split_setpage, [OW-8216] split_addr,
+// [LX-QCA8K] qca8k_split_addr).
 const (
 	pagePHYExternal = 0x18 // AR8216/8316/8327: page written to PHY 0x18 reg 0 [FB-RIO]
 	pageRegExternal = 0x00
 	// AR7240/AR934x built-in switch: PHY 0x1f reg 0x10 [OW-7240]. FreeBSD
-	// uses 0x18/0 for these too; whether the built-in switch decodes both
-	// is uncertain (reference §1), we follow OpenWrt.
+	// ([FB-RIO]) uses 0x18/0 for these too; whether the built-in switch
+	// decodes both is uncertain, so we follow OpenWrt.
 	pagePHYBuiltIn = 0x1f
 	pageRegBuiltIn = 0x10
 	regPHYBase     = 0x10 // register windows answer at PHY 0x10-0x17
 )
 
-// Registers common to every chip (reference §2).
+// Registers common to every chip: MASK_CTRL ([FB-REG], [LX-QCA8K]).
 const (
 	regMaskCtrl       = 0x000
 	maskCtrlSoftReset = 1 << 31
@@ -27,7 +28,8 @@ const (
 	maskCtrlRevMask   = 0xff
 )
 
-// PORT_STATUS bits, identical on both register layouts (reference §3, §4, §8).
+// PORT_STATUS bits, identical on both register layouts ([FB-REG], [LX-QCA8K];
+// [OW-8216] ar8216_read_port_link maps them to link state).
 const (
 	portStatusSpeedMask = 0x3 // 0 = 10, 1 = 100, 2 = 1000 Mbit/s
 	portStatusSpeed10   = 0
@@ -37,7 +39,7 @@ const (
 	portStatusRXMAC     = 1 << 3
 	portStatusTXFlow    = 1 << 4
 	portStatusRXFlow    = 1 << 5
-	portStatusDuplex    = 1 << 6 // set = full duplex (FreeBSD's read path inverts this; it is a FreeBSD bug, §8)
+	portStatusDuplex    = 1 << 6 // set = full duplex ([FB-SW] arswitch_update_ifmedia reads it inverted: a FreeBSD bug)
 	portStatusLinkUp    = 1 << 8
 	portStatusLinkAuto  = 1 << 9
 	portStatusLinkPause = 1 << 10
@@ -61,7 +63,8 @@ const (
 	dot1qSecure   = 3 // VID must be in the VTU and the ingress port a member
 )
 
-// AR8216 / AR8236 / AR8316 / AR7240 / AR934x layout (reference §3).
+// AR8216 / AR8236 / AR8316 / AR7240 / AR934x layout ([FB-REG]; the AR7240 and
+// AR934x registers and bits from [OW-7240] and [FB-9340]).
 const (
 	r16OperMode0       = 0x004 // AR934x only
 	operMode0MACGMIIEn = 1 << 6
@@ -83,7 +86,7 @@ const (
 	globalCtrlMTU8216    = 0x0fff // bits 11:0 on AR8216 and AR7240
 	globalCtrlMTU8316    = 0x7fff // bits 14:0 on AR8236/AR8316
 	globalCtrlMTU934x    = 0x3fff // 14 bits on AR934x
-	globalCtrlMTU7240    = 0x7ff  // AR7240: 11 bits (reference §3)
+	globalCtrlMTU7240    = 0x7ff  // AR7240: 11 bits ([OW-7240] AR7240_GLOBAL_CTRL_MTU_M)
 	r16Magic             = 0x038
 	magic8316Init        = 0xc000050e // [FB-8316], [OW-8216]
 	r16QMCtrl            = 0x03c      // AR934x
@@ -112,7 +115,7 @@ const (
 	atuAddr4Shift        = 24
 	r16ATUData           = 0x054 // MAC bytes 0..3, byte 0 in bits 31:24 (FB-REG ADDR0..ADDR3)
 	r16ATUCtrl2          = 0x058
-	atuCtrl2PortsMask    = 0x3f // destination port bitmap (6 ports; the reference quotes bits 4:0, uncertain)
+	atuCtrl2PortsMask    = 0x3f // destination port bitmap: 6 ports as OpenWrt's AR8216_ATU_PORTS; [FB-REG] has bits 4:0, uncertain
 	atuCtrl2StatusShift  = 16
 	atuCtrl2StatusMask   = 0xf
 	atuStatusStatic      = 0xf
@@ -156,7 +159,7 @@ const (
 	portVLANDestShift    = 16
 	portVLANModeShift    = 30
 	portVLANModeMask     = 0x3 << portVLANModeShift
-	r16MIBBase           = 0x20000 // per-port MIB block, stride 0x100 (reference §3; see mib.go)
+	r16MIBBase           = 0x20000 // per-port MIB block, stride 0x100 ([FB-REG], [OW-7240]; see mib.go)
 	r16MIBStride         = 0x100
 	r16MaxVTUEntries     = 16 // VTU entries in FreeBSD's model of these chips
 	r16ATUEntries        = 1024
@@ -167,7 +170,7 @@ const (
 	maxPortsAR8216Family = 6
 )
 
-// AR8327 / AR8337 layout (reference §4).
+// AR8327 / AR8337 layout ([FB-REG] AR8327_REG_*, [LX-QCA8K], [FB-8327]).
 const (
 	r27Pad0Mode       = 0x004
 	r27Pad5Mode       = 0x008
@@ -246,7 +249,9 @@ const (
 )
 
 // MDIO master (PHY access through the switch), 0x98 on AR8216 family,
-// 0x3c on AR8327, same layout (reference §5).
+// 0x3c on AR8327, same layout ([FB-PHY], [OW-7240] ar7240sw_phy_read,
+// [LX-QCA8K]). PHY debug and MMD registers: [FB-RIO] arswitch_writedbg,
+// arswitch_writemmd.
 const (
 	mdioBusy        = 1 << 31
 	mdioMasterEn    = 1 << 30

@@ -178,7 +178,7 @@ type Switch struct {
 
 // idReads is how many times MASK_CTRL is read to accept an ID: OpenWrt
 // reads 10 extra times and rejects a chip whose ID changes or reads all
-// ones (reference §2).
+// ones ([OW-8216] ar8xxx_id_chip).
 const idReads = 11
 
 // Attach identifies the switch behind cfg.Bus, resets and initialises it,
@@ -222,7 +222,8 @@ func attach(cfg Config, wrap func(regIO) regIO) (*Switch, error) {
 	switch id {
 	case ChipAR8327, ChipAR8337:
 		// Direct PHY access: FreeBSD found the MDIO master unreliable
-		// on the AR8327 (reference §5).
+		// on the AR8327 ([FB-8327] attach, [FB-PHY]
+		// arswitch_readphy_external).
 		ops = &ar8327{base: b, chip: id, rev: rev, phyIO: directPHY{pg}, layout: mibLayout8327}
 	default:
 		c := &ar8216{base: b, v: variants16[id], rev: rev}

@@ -14,7 +14,9 @@
 //	m.Sync(busdma.PostWrite)
 //	m.Unload()
 //
-// Sync rules (non-coherent caches; mips-wait-idle.md §6):
+// Sync rules for non-coherent caches, as FreeBSD's bus_dmamap_sync does them
+// (sys/mips/mips/busdma_machdep.c; Linux's arch/mips/mm/dma-noncoherent.c
+// skips the PostRead invalidate on 24K/74K):
 //
 //	PreWrite   write back the CPU's dirty lines so memory holds the data
 //	PreRead    invalidate, so no dirty line can later overwrite DMA data

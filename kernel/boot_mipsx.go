@@ -236,7 +236,7 @@ func calibrate() uint32 {
 	for w := 0; w < len(r); w++ {
 		hz, ok := calibrateWindow(malta.PITHz / 500)
 		if !ok {
-			return 166_666_667 // QEMU 7.2's rate (reference §5.5); no PIT answered
+			return 166_666_667 // QEMU 7.2's rate (6 ns per tick, target/mips/cpu.c); no PIT answered
 		}
 		// insertion sort
 		i := w
@@ -291,8 +291,9 @@ func strEq(a uintptr, n uintptr, s string) bool {
 	return true
 }
 
-// parseBootArgs reads QEMU's argv/env tables (reference §5.4): argv[1] is
-// the -append command line, env is name/value pairs including rngseed.
+// parseBootArgs reads QEMU's argv/env tables (hw/mips/malta.c, load_kernel):
+// argv[1] is the -append command line, env is name/value pairs including
+// rngseed.
 //
 //go:nosplit
 func (k *kstate) parseBootArgs(argc, argv, envp uintptr) {

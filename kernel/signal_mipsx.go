@@ -3,8 +3,9 @@
 package kernel
 
 // Signals (mips numbering) and the o32 rt_sigframe the Go runtime expects
-// (runtime/defs_linux_mipsx.go; reference §6.1): a 24-byte argument area,
-// siginfo at +24 (128 bytes), ucontext at +152 (Go's layout, 628 bytes).
+// (Linux arch/mips/kernel/signal.c, struct rt_sigframe; Go's
+// runtime/defs_linux_mipsx.go): a 24-byte argument area, siginfo at +24
+// (128 bytes), ucontext at +152 (Go's layout, 628 bytes).
 const (
 	sigILL  = 4
 	sigTRAP = 5

@@ -341,7 +341,8 @@ func (k *kstate) futex(fr *frame, t *thread, addr uintptr, op, val uint32, ts ui
 
 // clone creates a thread sharing everything (the runtime's only use:
 // CLONE_VM|FS|FILES|SIGHAND|SYSVSEM|THREAD). The child resumes after the
-// SYSCALL with v0 = 0 on the stack the parent prepared (reference §2).
+// SYSCALL with v0 = 0 on the stack the parent prepared (Go's
+// runtime/sys_linux_mipsx.s, runtime·clone).
 //
 //go:nosplit
 func (k *kstate) clone(fr *frame, parent *thread, flags, stack uint32) {

@@ -306,8 +306,10 @@ func (k *kstate) pick(now int64, yield bool) (next int32, others int) {
 }
 
 // arm programs Compare for deadline (or the wrap horizon). It reports false
-// if the deadline passed while Compare was being written (QEMU loses such a
-// deadline until Count wraps, reference §10.3): the caller must re-run.
+// if the deadline passed while Compare was being written (QEMU 7.2 loses
+// such a deadline until Count wraps: cpu_mips_store_compare in
+// target/mips/sysemu/cp0_timer.c; Linux's mips_next_event in
+// arch/mips/kernel/cevt-r4k.c checks the same way): the caller must re-run.
 //
 //go:nosplit
 func (k *kstate) arm(now, deadline int64) bool {

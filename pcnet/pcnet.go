@@ -23,7 +23,7 @@
 // Facts: AMD Am79C970A datasheet (registers, CSR0 bits, descriptor and init
 // block layout), QEMU hw/net/pcnet.c and pcnet-pci.c (WIO offsets, SWSTYLE 2
 // behaviour, the 4-byte FCS included in the RX message count, ONES nibble
-// check), qemu-malta.md §4.1.
+// check), QEMU hw/mips/malta.c (the NIC in slot 11).
 package pcnet
 
 import (

@@ -1,8 +1,7 @@
 package pcnet
 
 // Register map, 16-bit I/O mode (WIO), offsets from BAR0. AMD Am79C970A
-// (PCnet-PCI II) datasheet, "I/O Resources"; QEMU hw/net/pcnet-pci.c;
-// qemu-malta.md §4.1.
+// (PCnet-PCI II) datasheet, "I/O Resources"; QEMU hw/net/pcnet-pci.c.
 const (
 	regAPROM = 0x00 // 16 bytes of address PROM: station address in 0..5
 	regRDP   = 0x10 // register data port (CSRs)

@@ -40,6 +40,20 @@ if [ -n "$unformatted" ]; then
 	echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
+step "citations stay inside the module"
+# Comments cite upstream sources (FreeBSD, Linux, QEMU and OpenWrt files,
+# datasheets, architecture manuals), never files a clone of this repository
+# lacks: the project's private notes or paths on a build machine. The
+# bracketed spaces and slashes keep this file from matching itself.
+outside='(qemu-malta|ar71xx-soc|arge|arswitch|kernel-mips-linux-abi|mips-wait-idle|ath-powersave-and-sample|axge)\.md|reference[/][[:alnum:]_-]+\.md|reference[ ]§|reference[ ]\((§|[[:alnum:]_-]+\.md)|shared[/]|project[ ]reference|reference[ ]notes|[/]work[/]|\.\.[/]shared|DESIGN(\.md)?[ ]§'
+rc=0
+offending=$(git grep -n -E "$outside" -- '*.go' '*.s' '*.sh' 'Makefile') || rc=$?
+if [ "$rc" -eq 0 ]; then
+	echo "cite upstream sources, not files outside the module:"; echo "$offending"; exit 1
+elif [ "$rc" -ne 1 ]; then
+	echo "git grep failed ($rc)"; exit 1
+fi
+
 step "go vet (host, mips, mipsle, arm)"
 go vet ./...
 GOOS=linux GOARCH=mips GOMIPS=softfloat go vet ./...

@@ -32,12 +32,13 @@
 //     flush on its own, frames to a moved host go to the dead port.
 //   - Per-port default VIDs on the AR8327 put learned addresses in
 //     different VLANs, so unicast never hits and floods.
-//   - Register-level checks: writes setting bits the reference does not
-//     define for a register, or invalid field values (port state > 4), are
-//     recorded as violations (the AR934x bring-up RMW that always set bit 0).
+//   - Register-level checks: writes setting bits the upstream register
+//     headers do not define for a register, or invalid field values (port
+//     state > 4), are recorded as violations (the AR934x bring-up RMW that
+//     always set bit 0).
 //
-// Modelling choices not fixed by the reference are marked "model:" in the
-// code; the main ones: VTU member masks are ANDed with the port-VLAN
+// Modelling choices not fixed by the upstream drivers are marked "model:"
+// in the code; the main ones: VTU member masks are ANDed with the port-VLAN
 // destination mask, flood-mask reset values flood everywhere, the AR8327
 // keys learning by the classified VID whether or not a VTU entry exists,
 // the ATU is 4-way set-associative with this package's own hash.

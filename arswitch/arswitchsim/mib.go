@@ -20,8 +20,8 @@ const (
 
 // mibLayout gives each counter's byte offset in a port's MIB block and its
 // width in words; -1 where the chip lacks it. model: these offsets are not
-// in the reference; they follow OpenWrt's ar8216.c descriptor tables as
-// recalled (UNVERIFIED), matching what package arswitch assumes.
+// from the register headers; they follow OpenWrt's ar8216.c descriptor
+// tables as recalled (UNVERIFIED), matching what package arswitch assumes.
 type mibLayout [numCounters]struct{ off, words int }
 
 var (
@@ -80,7 +80,8 @@ func (s *Switch) mibRead(p, off int) uint32 {
 	return 0
 }
 
-// doMIB runs a MIB function: 1 flush, 3 capture (reference §3 MIB_FUNC0).
+// doMIB runs a MIB function: 1 flush, 3 capture (MIB_FUNC0; FreeBSD
+// arswitchreg.h AR8X16_MIB_FUNC_FLUSH/CAPTURE).
 func (s *Switch) doMIB(cmd uint32) {
 	switch (cmd >> mibFuncShift) & 7 {
 	case 1:

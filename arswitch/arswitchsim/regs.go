@@ -1,8 +1,10 @@
 package arswitchsim
 
 // Register facts, written independently of package arswitch so that a wrong
-// constant in the driver is not silently shared by the model. Source: the
-// project reference /work/shared/reference/arswitch.md (§1-§7).
+// constant in the driver is not silently shared by the model. Sources: the
+// upstream drivers listed in package arswitch's documentation (FreeBSD
+// sys/dev/etherswitch/arswitch/, OpenWrt's ar8216.c and ag71xx_ar7240.c,
+// Linux's drivers/net/dsa/qca/qca8k.h).
 
 const (
 	regMaskCtrl = 0x000
@@ -29,7 +31,8 @@ const (
 	dot1qSecure   = 3
 )
 
-// AR8216 family (reference §3).
+// AR8216 family (FreeBSD arswitchreg.h AR8X16_*/AR8216_*, OpenWrt
+// ag71xx_ar7240.c AR7240_*/AR934X_*).
 const (
 	a16OperMode0  = 0x004
 	a16Mode       = 0x008
@@ -61,7 +64,7 @@ const (
 	a16MIBEn        = 1 << 30
 )
 
-// AR8327 (reference §4).
+// AR8327 (FreeBSD arswitchreg.h AR8327_*, Linux qca8k.h).
 const (
 	a27ModuleEn    = 0x030
 	a27MIBFunc     = 0x034

@@ -177,8 +177,8 @@ func (s *Switch) resetState() {
 	s.vtuFullFlag = false
 	s.atuT.clear(func(*atuEntry) bool { return true })
 	s.mibLive, s.mibSnap = [8][numCounters]uint64{}, [8][numCounters]uint64{}
-	// model: reset values not given by the reference are chosen so that
-	// an unconfigured switch forwards (ports in forward state, learning,
+	// model: reset values the upstream drivers do not give are chosen so
+	// that an unconfigured switch forwards (ports in forward state, learning,
 	// flooding everywhere); a driver must still set what it relies on.
 	all := uint32(1)<<s.v.nports - 1
 	if s.v.l27 {
@@ -542,9 +542,9 @@ func (s *Switch) writeReg(addr, val uint32, now time.Duration) {
 	s.regs[addr] = val
 }
 
-// check applies the register-level rules. model: bits the reference does
-// not define for a register are treated as reserved; a driver in this
-// project has no business setting them.
+// check applies the register-level rules. model: bits the upstream
+// register headers do not define for a register are treated as reserved; a
+// driver in this project has no business setting them.
 func (s *Switch) check(addr, val uint32) {
 	type rule struct {
 		name  string

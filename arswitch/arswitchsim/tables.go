@@ -15,8 +15,8 @@ type atuEntry struct {
 }
 
 // atuTable is a 4-way set-associative table. model: the set count and
-// the hash are this package's, not the chips' (not in the reference); a
-// full set refuses to learn, as real hash tables do.
+// the hash are this package's, not the chips' (no upstream source gives
+// them); a full set refuses to learn, as real hash tables do.
 type atuTable struct {
 	slots []atuEntry
 	sets  int

@@ -13,10 +13,12 @@ import (
 	"github.com/gowrt/gowrt/soc/malta/pci"
 )
 
-// Boot flash layout (shared/reference/qemu-malta.md §1.3): a 4 MiB Intel
-// CFI bank at physical 0x1E000000; the configuration store uses the last
-// two 64 KiB blocks, YAMON's "file flash" (Linux: "Board Config"), which
-// QEMU's -kernel loader never touches and mipsel start-up never swaps.
+// Boot flash layout (QEMU hw/mips/malta.c): a 4 MiB Intel CFI bank at
+// physical 0x1E000000; the configuration store uses the last two 64 KiB
+// blocks, YAMON's "file flash" (FreeBSD sys/mips/malta/maltareg.h; Linux
+// arch/mips/mti-malta/malta-platform.c: "Board Config"), which QEMU's
+// -kernel loader never touches and mipsel start-up never swaps (both in
+// hw/mips/malta.c).
 const (
 	FlashBase   = 0x1e000000
 	FlashSize   = 4 << 20

@@ -46,7 +46,9 @@ import (
 	"github.com/gowrt/gowrt/soc/ar71xx/ar71xxsim"
 )
 
-// revAR9344 is the AR9344's REV_ID (ar71xx-soc.md).
+// revAR9344 is the AR9344's REV_ID (Linux
+// arch/mips/include/asm/mach-ath79/ar71xx_regs.h REV_ID_MAJOR_AR9344;
+// FreeBSD sys/mips/atheros/ar934xreg.h).
 const revAR9344 = 0x2120
 
 // PortConfig is one modelled MAC's external port.

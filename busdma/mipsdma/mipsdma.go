@@ -9,7 +9,8 @@
 //	Hit_Invalidate_D     0x11  (op 4, D-cache)
 //	Hit_Writeback_Inv_D  0x15  (op 5, D-cache)
 //
-// (MIPS32 Architecture Vol. II, CACHE; encodings in mips-wait-idle.md §4.)
+// (MIPS32 Architecture Vol. II, CACHE; the same encodings as Linux
+// arch/mips/include/asm/cacheops.h and FreeBSD sys/mips/include/cache_r4k.h.)
 // Partial lines at buffer edges are covered by whole-line operations here;
 // busdma never hands the device a line it shares with other data for a
 // read (it bounces such buffers), so invalidating a whole edge line only

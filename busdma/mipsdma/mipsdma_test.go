@@ -3,8 +3,8 @@ package mipsdma
 import "testing"
 
 // Config1 decoding: line = 2^(DL+1), DL in bits 12:10. QEMU malta's
-// Config1 0x9E190C8F (qemu-malta.md) has DL=3: 16-byte lines; AR71xx 24Kc
-// boards report 32-byte lines (DL=4).
+// default 24Kf reports Config1 0x9E190C8F (QEMU target/mips/cpu-defs.c.inc)
+// with DL=3: 16-byte lines; AR71xx 24Kc boards report 32-byte lines (DL=4).
 func TestLineSizeFromConfig1(t *testing.T) {
 	for _, c := range []struct {
 		c1   uint32

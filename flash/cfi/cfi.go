@@ -13,9 +13,10 @@
 //
 // Facts (command codes, status bits, CFI query layout) are from the Intel
 // "Common Flash Interface (CFI) and Command Sets" application note AP-646,
-// the 28F320J3 datasheet, and shared/reference/qemu-malta.md §1.3 for
-// QEMU's behaviour (bank width 4, query bytes at 4-byte stride, the command
-// byte is the low byte of the bus word, data is stored in CPU byte order).
+// the 28F320J3 datasheet, and QEMU's hw/block/pflash_cfi01.c with the malta
+// instance in hw/mips/malta.c for QEMU's behaviour (bank width 4, query
+// bytes at 4-byte stride, the command byte is the low byte of the bus word,
+// data is stored in CPU byte order).
 package cfi
 
 import (

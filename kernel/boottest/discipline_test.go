@@ -15,13 +15,12 @@ import (
 	"testing"
 )
 
-// Trap-context discipline (DESIGN §1): code reachable from the kernel's
-// exception entry runs with interrupts off on the kernel stack, so it must
-// not allocate, hit a write barrier, panic on a bounds check, or grow its
-// stack; and it must not touch the program's data segment (kseg2), which is
-// TLB-mapped and could fault while EXL is set. This test disassembles a
-// linked image with binutils and walks the static call graph from the trap
-// entry points.
+// Trap-context discipline: code reachable from the kernel's exception entry
+// runs with interrupts off on the kernel stack, so it must not allocate, hit
+// a write barrier, panic on a bounds check, or grow its stack; and it must
+// not touch the program's data segment (kseg2), which is TLB-mapped and
+// could fault while EXL is set. This test disassembles a linked image with
+// binutils and walks the static call graph from the trap entry points.
 
 var (
 	funcRE = regexp.MustCompile(`^([0-9a-f]+) <(.+)>:$`)

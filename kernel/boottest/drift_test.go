@@ -20,11 +20,11 @@ import (
 	"github.com/gowrt/gowrt/kernel"
 )
 
-// Runtime drift guard (DESIGN §1): the Go runtime and std may start issuing
-// system calls the kernel does not know. Run representative programs as
-// ordinary linux/mips binaries under qemu-mips -strace and fail on any
-// system call the kernel neither implements nor refuses on purpose
-// (kernel.Classify, the table the trap handler itself uses).
+// Runtime drift guard: the Go runtime and std may start issuing system calls
+// the kernel does not know. Run representative programs as ordinary
+// linux/mips binaries under qemu-mips -strace and fail on any system call
+// the kernel neither implements nor refuses on purpose (kernel.Classify, the
+// table the trap handler itself uses).
 
 var (
 	straceCallRE    = regexp.MustCompile(`^\d+ ([a-z_0-9]+)\(`)

@@ -16,9 +16,10 @@ import (
 
 var timerraceRE = regexp.MustCompile(`timerrace: 3000 sleeps of 0-3 us, longest (\S+); (\d+) deadlines passed while writing Compare`)
 
-// TestHazardCompareRace: QEMU 7.2 loses a Compare deadline that passes
-// while Compare is being written (reference qemu-malta.md §6): the timer
-// then fires only after Count wraps, 25.8 s later. The kernel re-reads
+// TestHazardCompareRace: QEMU 7.2 loses a Compare deadline that passes while
+// Compare is being written (observed; its cpu_mips_store_compare in
+// target/mips/sysemu/cp0_timer.c arms the timer before clearing TI): the
+// timer then fires only after Count wraps, 25.8 s later. The kernel re-reads
 // Count after every write and handles a passed deadline at once. Thousands
 // of 0-3 µs futex timeouts hit the race; with the guard they all finish,
 // with the guard switched off (kcompare=noguard) the first lost deadline

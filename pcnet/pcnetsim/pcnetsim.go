@@ -1,6 +1,6 @@
 // Package pcnetsim is a hostile model of the AMD PCnet-PCI II (Am79C970A)
 // Ethernet controller in software style 2, written from the datasheet facts
-// and QEMU's behaviour (shared/reference/qemu-malta.md §4.1), for testing
+// and QEMU's behaviour (hw/net/pcnet.c, hw/net/pcnet-pci.c), for testing
 // the pcnet driver on hwsim.
 //
 // Hazards it reproduces:

@@ -14,10 +14,9 @@
 //
 // Register offsets are named constants; each block says which source the
 // facts come from (FreeBSD sys/mips/atheros/*reg.h and *_chip.c, Linux
-// arch/mips/include/asm/mach-ath79/ar71xx_regs.h and arch/mips/ath79/*.c),
-// as collected in the project's reference notes. Where the sources
-// conflict the choice made is written next to the code and pinned by a
-// test.
+// arch/mips/include/asm/mach-ath79/ar71xx_regs.h and arch/mips/ath79/*.c).
+// Where the sources conflict the choice made is written next to the code
+// and pinned by a test.
 //
 // Register blocks are reached through barrier.Space regions the board
 // maps: DDR controller (0x1800_0000), PLL (0x1805_0000), reset/MISC

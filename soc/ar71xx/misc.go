@@ -67,16 +67,16 @@ func (m *MiscController) Unmask(line int) error {
 
 // Ack acknowledges a line after its handler cleared the device's cause.
 //
-// The sources conflict on how (reference ar71xx-soc.md §3.1). Linux and
-// OpenWrt (ar724x_misc_irq_ack) and older FreeBSD apb.c read STATUS, write
-// it back with only this line's bit cleared, and read it again: the status
-// bits are write-0-to-clear. The latest FreeBSD apb.c writes (1 << irq)
-// instead, which on a write-0-to-clear register clears every *other*
-// latched bit and keeps this one. We follow Linux: it is the sequence
-// that is correct under the write-0-to-clear semantics every init path
-// (writing 0 to STATUS) assumes. TestMiscAckClearsOnlyItsBit pins it
-// against a write-0-to-clear model and shows the other form losing a
-// latched line.
+// The sources conflict on how. Linux (arch/mips/ath79/irq.c) and OpenWrt
+// (ar724x_misc_irq_ack) and older FreeBSD sys/mips/atheros/apb.c read
+// STATUS, write it back with only this line's bit cleared, and read it
+// again: the status bits are write-0-to-clear. The latest FreeBSD apb.c
+// writes (1 << irq) instead, which on a write-0-to-clear register clears
+// every *other* latched bit and keeps this one. We follow Linux: it is the
+// sequence that is correct under the write-0-to-clear semantics every init
+// path (writing 0 to STATUS) assumes. TestMiscAckClearsOnlyItsBit pins it
+// against a write-0-to-clear model and shows the other form losing a latched
+// line.
 //
 // Linux's form has a window: a bit that latches between the read and the
 // write is written back as 0 and cleared. For the level sources on this

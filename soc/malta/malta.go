@@ -5,14 +5,18 @@
 // to calibrate the CP0 counter) and the FPGA soft-reset register.
 //
 // Addresses are those after QEMU's -kernel stub has moved the GT-64120
-// windows to the YAMON layout (ISA I/O at physical 0x18000000), see
-// shared/reference/qemu-malta.md §1.2, §1.4-1.6, §2.2 and §6. All accesses are
-// byte-wide through kseg1 (uncached), so they need no byte swapping on either
-// endian. Every function here is nosplit and allocation-free: they run in
-// trap context.
+// windows to the YAMON layout (ISA I/O at physical 0x18000000): QEMU
+// hw/mips/malta.c writes that stub and models the FPGA registers; the
+// south-bridge devices are QEMU's hw/isa/piix4.c, hw/isa/isa-superio.c
+// (COM1), hw/intc/i8259.c, hw/timer/i8254_common.c and hw/rtc/mc146818rtc.c,
+// and Linux's arch/mips/mti-malta/ drives the same board. All accesses are
+// byte-wide through kseg1 (uncached), so they need no byte swapping on
+// either endian. Every function here is nosplit and allocation-free: they
+// run in trap context.
 package malta
 
-// Physical and kseg1 addresses (qemu-malta.md cheat sheet).
+// Physical and kseg1 addresses (QEMU hw/mips/malta.c; SOFTRES_REG and
+// GORESET in Linux's arch/mips/mti-malta/malta-reset.c, older trees).
 const (
 	// ISAIO is ISA I/O port 0 through kseg1: PA 0x18000000 (GT-64120
 	// PCI0 I/O window after the -kernel stub).
@@ -50,7 +54,7 @@ const (
 	uartTimeout = 1 << 16
 )
 
-// ISA interrupt lines (YAMON convention, qemu-malta.md §2.2).
+// ISA interrupt lines (YAMON convention; FreeBSD sys/mips/malta/maltareg.h).
 const (
 	IRQPIT     = 0
 	IRQCascade = 2
@@ -113,7 +117,9 @@ func UARTEnableRX() {
 
 // PICInit programs the i8259 pair (vector bases 0 and 8, slave on IR2) and
 // masks every line: at reset everything is unmasked and the PIT is already
-// interrupting (qemu-malta.md §2.2), so this must run before Status.IM2.
+// interrupting (QEMU hw/intc/i8259_common.c, pic_reset_common, clears IMR;
+// hw/timer/i8254_common.c starts channel 0 at reset; QEMU 7.2 shows IP2
+// pending at boot), so this must run before Status.IM2.
 //
 //go:nosplit
 func PICInit() {
@@ -161,8 +167,9 @@ func PICPoll() int {
 	return 8 + int(v&7)
 }
 
-// ELCR ports and their writable bits (qemu-malta.md §2.2): IRQ 0-2 and
-// 8, 13 are always edge-triggered.
+// ELCR ports and their writable bits (elcr_mask in QEMU's
+// hw/intc/i8259_common.c, i8259_init_chip): IRQ 0-2 and 8, 13 are always
+// edge-triggered.
 const (
 	PortELCR1 = 0x4d0
 	PortELCR2 = 0x4d1

@@ -14,7 +14,8 @@ import (
 	"github.com/gowrt/gowrt/soc/malta/pci"
 )
 
-// The on-board NIC (qemu-malta.md §4.1).
+// The on-board NIC: QEMU malta's default pcnet in slot 11, an AMD PCnet-PCI
+// II (hw/mips/malta.c, hw/net/pcnet-pci.c).
 const (
 	pcnetVendor = 0x1022
 	pcnetDevice = 0x2000

@@ -26,7 +26,7 @@
 //     set both error bits and are reported.
 //
 // Facts: Intel 28F320J3 datasheet (command bus cycles, status register),
-// AP-646 (CFI query layout), shared/reference/qemu-malta.md §1.3.
+// AP-646 (CFI query layout), QEMU hw/block/pflash_cfi01.c.
 package cfisim
 
 import (

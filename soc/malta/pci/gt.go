@@ -7,8 +7,10 @@ import (
 )
 
 // GT-64120 register offsets (Galileo GT-64120 datasheet; the same offsets
-// FreeBSD sys/mips/malta/gtreg.h and Linux asm/gt64120.h name; QEMU
-// hw/mips/gt64xxx_pci.c; qemu-malta.md §1.2, §3).
+// FreeBSD sys/mips/malta/gtreg.h and Linux asm/gt64120.h name; QEMU 7.2
+// hw/mips/gt64xxx_pci.c, hw/pci-host/gt64120.c in later QEMU). GTBase is
+// where QEMU's -kernel stub (hw/mips/malta.c) moves the registers, Linux's
+// MIPS_GT_BASE (arch/mips/include/asm/mach-malta/mach-gt64120.h).
 const (
 	GTBase      = 0x1be00000 // physical, after QEMU's -kernel stub (ISD = 0xDF)
 	GTSize      = 0x1000
@@ -24,13 +26,14 @@ const (
 
 // GT is configuration access through the GT-64120's CFGADDR/CFGDATA pair.
 //
-// Byte order (qemu-malta.md §3, §7; Linux ops-gt64xxx_pci0.c does the
-// same): the GT's own registers are little-endian, so on a big-endian CPU
-// every register value is byte-swapped, CFGADDR included. CFGDATA is swapped
-// again by the GT's PCI byte-swapping unless PCI0_CMD bit 0 is set, except
-// for the GT itself (device 0): net, on big-endian the raw 32-bit load of
-// CFGDATA is the configuration dword for ordinary devices, and the swapped
-// value for 00:00. On little-endian nothing is swapped.
+// Byte order (QEMU hw/mips/gt64xxx_pci.c, checked on QEMU 7.2 in both byte
+// orders; Linux arch/mips/pci/ops-gt64xxx_pci0.c does the same): the GT's
+// own registers are little-endian, so on a big-endian CPU every register
+// value is byte-swapped, CFGADDR included. CFGDATA is swapped again by the
+// GT's PCI byte-swapping unless PCI0_CMD bit 0 is set, except for the GT
+// itself (device 0): net, on big-endian the raw 32-bit load of CFGDATA is
+// the configuration dword for ordinary devices, and the swapped value for
+// 00:00. On little-endian nothing is swapped.
 type GT struct {
 	regs barrier.Space // little-endian view: GT registers, GT's own config data
 	raw  barrier.Space // native view of the same window: other devices' config data

@@ -4,15 +4,18 @@
 // memory windows, the command register, and the PIIX4 PIRQ routing that
 // gives each slot its i8259 line.
 //
-// QEMU assigns no BARs and leaves every command register at 0
-// (qemu-malta.md §3), so firmware must do it; Assign does, the way YAMON and
-// U-Boot lay it out: I/O from 0x2000 and memory from 0x10000000 (PCI address
-// == CPU physical address on malta; the I/O window maps port N at physical
-// 0x18000000+N).
+// QEMU assigns no BARs and leaves every command register at 0 (neither reset
+// nor QEMU 7.2's -kernel stub in hw/mips/malta.c does it; the monitor's info
+// pci shows them unassigned), so firmware must do it; Assign does, the way
+// YAMON and U-Boot lay it out: I/O from 0x2000 and memory from 0x10000000
+// (PCI address == CPU physical address on malta; the I/O window maps port N
+// at physical 0x18000000+N).
 //
 // Facts: PCI Local Bus Specification 2.2 (configuration header, BAR
-// encoding), Intel PIIX4 datasheet (PIRQRC registers 0x60-0x63),
-// shared/reference/qemu-malta.md §2.3 and §3.
+// encoding), Intel PIIX4 datasheet (PIRQRC registers 0x60-0x63), QEMU
+// hw/isa/piix4.c (PIRQ reset values, pci_slot_get_pirq) and Linux
+// arch/mips/pci/fixup-malta.c (the same slot table) and
+// arch/mips/mti-malta/malta-pci.c (I/O resources from 0x2000).
 package pci
 
 import (
@@ -55,7 +58,9 @@ const (
 	hdrTypeMask = 0x7f
 )
 
-// Malta/PIIX4 facts (qemu-malta.md §2.3, §3).
+// Malta/PIIX4 facts (QEMU hw/isa/piix4.c; Linux
+// arch/mips/mti-malta/malta-pci.c; U-Boot board/imgtec/malta/malta.c uses
+// the same memory window).
 const (
 	// SlotPIIX4 is the PIIX4's device number; its function 0 holds the
 	// PIRQ route registers.

@@ -73,8 +73,8 @@ func (b bus) Write32(a Addr, reg uint8, v uint32) {
 	}
 }
 
-// maltaBus is QEMU malta's bus 0 (qemu-malta.md cheat sheet, §3, §4.1) plus
-// a 64-bit BAR device in slot 19.
+// maltaBus is QEMU malta's bus 0 as QEMU 7.2 presents it (the monitor's
+// info pci and BAR sizing probes) plus a 64-bit BAR device in slot 19.
 func maltaBus() bus {
 	return bus{
 		{0, 0, 0}:  {id: 0x462011ab, classRev: 0x06000010, pin: 1},

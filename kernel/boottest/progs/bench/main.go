@@ -3,7 +3,7 @@
 // Command bench measures kernel costs. Booted under QEMU with
 // -icount shift=0,sleep=off, guest time advances exactly 1 ns per
 // instruction, so every figure it prints in ns is an instruction count,
-// identical from run to run whatever the host is doing (DESIGN §7).
+// identical from run to run whatever the host is doing.
 package main
 
 import (
