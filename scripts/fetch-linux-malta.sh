@@ -41,8 +41,12 @@ pkg=$(apt-cache depends linux-image-4kc-malta:mipsel |
 [ -n "$pkg" ] || { echo "no linux-image-4kc-malta for mipsel in the apt sources" >&2; exit 1; }
 version=$(apt-cache show --no-all-versions "$pkg:mipsel" | sed -n 's/^Version: //p' | head -n1)
 echo "fetching $pkg $version"
-(cd "$work" && apt-get download -qq "$pkg:mipsel=$version")
-mv "$work"/"$pkg"_*.deb "$work/pkg.deb"
+# As root apt downloads as its own _apt user: give it a directory it may
+# write.
+mkdir "$work/dl"
+chmod 711 "$work" && chmod 777 "$work/dl"
+(cd "$work/dl" && apt-get download -qq "$pkg:mipsel=$version")
+mv "$work"/dl/"$pkg"_*.deb "$work/pkg.deb"
 
 dpkg-deb -x "$work/pkg.deb" "$work/root"
 rm -rf "$dest.new"
