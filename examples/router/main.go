@@ -65,7 +65,7 @@ func run(runFor time.Duration) error {
 	fmt.Printf("router: status page at http://%s/\n", router.DefaultLANAddr.Addr())
 
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	var stop <-chan time.Time
 	if runFor > 0 {
 		stop = time.After(runFor)
