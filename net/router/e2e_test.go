@@ -48,19 +48,6 @@ func (h *lanHost) ping(dst string) error {
 	return nil
 }
 
-func startRouter(t testing.TB, cfg router.Config) *router.Router {
-	t.Helper()
-	r, err := router.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	return r
-}
-
 // TestRouterLAN: two Linux hosts on two LAN ports ping the router, fetch
 // its status page, and reach each other through the software bridge.
 func TestRouterLAN(t *testing.T) {

@@ -53,6 +53,11 @@ type Status struct {
 	// Drops counts the bridge's dropped frames by reason (only reasons
 	// that occurred): malformed frames, VLAN filtering, storm control.
 	Drops map[string]uint64 `json:"bridge_drops,omitempty"`
+	// HTTPConns is the status page's open connections; HTTPRejected
+	// counts those closed at once for being over a connection limit
+	// (HTTPLimits.MaxConns, MaxConnsPerSource).
+	HTTPConns    int    `json:"http_conns"`
+	HTTPRejected uint64 `json:"http_conns_rejected"`
 }
 
 // Status returns a snapshot of the router's state.
@@ -76,6 +81,10 @@ func (r *Router) Status() Status {
 	}
 	for _, p := range r.ports {
 		st.Ports = append(st.Ports, r.portStatus(p))
+	}
+	if r.httpLn != nil {
+		hs := r.httpLn.Stats()
+		st.HTTPConns, st.HTTPRejected = hs.Open, hs.Rejected()
 	}
 	return st
 }
@@ -142,6 +151,8 @@ func renderHTML(st Status) string {
 	if len(st.Drops) > 0 {
 		fmt.Fprintf(&b, "<p>br-lan dropped:%s</p>\n", drops(st.Drops))
 	}
+	fmt.Fprintf(&b, "<p>status page: %d connections open, %d refused over the connection limits</p>\n",
+		st.HTTPConns, st.HTTPRejected)
 	b.WriteString("<table border=1>\n<tr><th>port</th><th>role</th><th>MAC</th><th>link</th><th>rx frames</th><th>rx bytes</th><th>tx frames</th><th>tx bytes</th><th>tx dropped</th><th>port dropped</th></tr>\n")
 	for _, p := range st.Ports {
 		link := "down"
