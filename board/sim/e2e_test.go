@@ -321,7 +321,9 @@ wait`)
 // TestSimWANCounters: frames a host sends into the WAN port's TAP device
 // raise the WAN port's receive counters on the status page (they used to
 // show 0 whatever arrived). The router has no WAN address yet, so it
-// answers nothing there: its WAN transmit counters stay at 0.
+// answers nothing there: its WAN transmit counters stay at 0. A frame too
+// long for the port and one the port takes but the router's stack finds
+// longer than its MTU are counted on the WAN port with their reasons.
 func TestSimWANCounters(t *testing.T) {
 	g := newRig(t, true)
 	wan := g.hosts[1]
@@ -349,5 +351,21 @@ func TestSimWANCounters(t *testing.T) {
 	lan1 := portNamed(t, g.status(t), "lan1")
 	if lan1.RxFrames == 0 || lan1.TxFrames == 0 {
 		t.Fatalf("lan1 counters %+v after page fetches through it", lan1)
+	}
+
+	wan.Must(t, "ip", "link", "set", "dev", g.taps[1], "mtu", "9000")
+	for _, s := range []string{"1488", "1558"} { // 1530- and 1600-byte frames
+		_, _ = wan.Exec(10*time.Second, "ping", "-b", "-c", "1", "-s", s, "-W", "1", "10.0.0.255")
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		after = portNamed(t, g.status(t), "wan")
+		if len(after.Drops) == 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if after.Drops["rx-oversize"] != 1 || after.Drops["stack-oversize"] != 1 || len(after.Drops) != 2 {
+		t.Fatalf("wan drops %v, want rx-oversize 1 (1600 bytes) and stack-oversize 1 (1530 bytes)", after.Drops)
 	}
 }

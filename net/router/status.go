@@ -36,7 +36,13 @@ type PortStatus struct {
 	// or the stack's queue (WAN) had to drop them.
 	TxDropped uint64 `json:"tx_dropped"`
 	// Drops counts the frames the port itself lost, by reason
-	// (net.DropReason names, only reasons that occurred).
+	// (net.DropReason names, only reasons that occurred). On the WAN
+	// port it also counts the frames the router's stack refused as they
+	// came from the port: "stack-oversize" (longer than the MTU 1500 plus
+	// the Ethernet header and any VLAN tag), "stack-truncated" (shorter
+	// than an Ethernet header), "stack-not-ip" (802.3 length frames such
+	// as STP) and "stack-not-attached" (before the stack was up). On LAN
+	// ports br-lan does that, and counts in Status.Drops.
 	Drops map[string]uint64 `json:"drops,omitempty"`
 }
 
@@ -99,6 +105,15 @@ func (r *Router) portStatus(p portState) PortStatus {
 		ps.RxFrames, ps.RxBytes = es.RxFrames.Load(), es.RxBytes.Load()
 		ps.TxFrames, ps.TxBytes = es.TxFrames.Load(), es.TxBytes.Load()
 		ps.TxDropped = es.TxRingFull.Load() + es.TxLinkDown.Load() + es.TxErrors.Load()
+		for _, d := range []struct {
+			name string
+			n    uint64
+		}{
+			{"stack-oversize", es.RxOversize.Load()}, {"stack-truncated", es.RxMalformed.Load()},
+			{"stack-not-ip", es.RxUnsupported.Load()}, {"stack-not-attached", es.RxNotAttached.Load()},
+		} {
+			ps.addDrops(d.name, d.n)
+		}
 	} else if c := r.br.PortStats(p.num); c != nil {
 		ps.RxFrames, ps.RxBytes = c.RxFrames.Load(), c.RxBytes.Load()
 		ps.TxFrames, ps.TxBytes = c.TxFrames.Load(), c.TxBytes.Load()
@@ -109,15 +124,20 @@ func (r *Router) portStatus(p portState) PortStatus {
 		ps.RxFrames, ps.RxBytes = c.RxFrames, c.RxBytes
 		ps.TxFrames, ps.TxBytes = c.TxFrames, c.TxBytes
 		for i, n := range c.Drops {
-			if n != 0 {
-				if ps.Drops == nil {
-					ps.Drops = map[string]uint64{}
-				}
-				ps.Drops[gnet.DropReason(i).String()] = n
-			}
+			ps.addDrops(gnet.DropReason(i).String(), n)
 		}
 	}
 	return ps
+}
+
+func (ps *PortStatus) addDrops(reason string, n uint64) {
+	if n == 0 {
+		return
+	}
+	if ps.Drops == nil {
+		ps.Drops = map[string]uint64{}
+	}
+	ps.Drops[reason] = n
 }
 
 // ServeHTTP serves the status page at / (HTML) and /status.json.
