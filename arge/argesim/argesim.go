@@ -37,7 +37,7 @@
 //     length an RX descriptor reports.
 //   - Injected faults: TX underrun, TX/RX bus errors.
 //
-// Frames enter through Receive/Deliver and leave through a Wire, so tests
+// Frames enter through Receive, Deliver or Offer and leave through a Wire, so tests
 // can loop a port back, join two ports, or (elsewhere) bridge to a TAP.
 package argesim
 

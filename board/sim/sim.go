@@ -333,8 +333,9 @@ func (p *Port) receive() {
 }
 
 // deliverTries and deliverWait bound how long a frame from the cable is
-// held while the MAC model's receive FIFO is full: about 20 ms, far
-// longer than the model needs to drain a FIFO the driver keeps up with.
+// held while the MAC model's receive FIFO is full: at least 20 ms (short
+// sleeps overrun), far longer than the model needs to drain a FIFO the
+// driver keeps up with.
 const (
 	deliverTries = 1000
 	deliverWait  = 20 * time.Microsecond
