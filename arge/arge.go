@@ -72,15 +72,16 @@ const (
 	DefaultTXRing = 128
 	DefaultRXRing = 256
 	DefaultBudget = 64
-	// MaxFrameLen is what MAX_FRAME_LEN is programmed to (FreeBSD).
+	// MaxFrameLen is what MAX_FRAME_LEN is programmed to (FreeBSD): the
+	// longest frame, FCS included, the MAC receives; it drops longer
+	// ones and counts them in its rx_oversize counter (Stats.RXOversize).
+	// It also bounds the frames Transmit takes.
 	MaxFrameLen = 1536
 	// MaxTXFrags is the most fragments one frame may have (FreeBSD
 	// ARGE_MAXFRAGS).
 	MaxTXFrags = 8
 	// minTXLen: "TX will hang if DMA transfers ≤ 4 bytes" (Linux).
-	minTXLen = 5
-	// rxBufSize is the RX buffer size before rounding to cache lines.
-	rxBufSize = 1536
+	minTXLen  = 5
 	fcsLen    = 4
 	ethHdrLen = 14
 	// DefaultTXBounce is how many transmit loads may be bounced at once.
@@ -130,9 +131,24 @@ type Stats struct {
 	TXUnderruns, TXBusErrors       uint64
 	RXFrames, RXBytes              uint64
 	RXBad                          uint64 // descriptors with an impossible length or flags
-	RXOverflows, RXBusErrors       uint64
+	RXOverflows, RXBusErrors       uint64 // events: the receiver stopped
 	Interrupts, Passes, FlushFails uint64
 	LinkChanges                    uint64
+
+	// Frames the MAC dropped before they reached a descriptor, from its
+	// MIB counters as of the last UpdateMIB.
+	RXOversize  uint64 // rx_oversize + rx_jabber: longer than MAX_FRAME_LEN
+	RXUndersize uint64 // rx_undersize + rx_fragments: runts
+	RXErrors    uint64 // rx_fcs_errors + rx_alignment_errors + rx_code_errors
+	RXDropped   uint64 // rx_dropped: no room in the MAC's FIFO or the ring
+}
+
+// mibDrops are the MIB counters UpdateMIB accumulates, by index in MIB.
+var mibDrops = [...]int{
+	20, 22, // rx_oversize, rx_jabber
+	19, 21, // rx_undersize, rx_fragments
+	9, 15, 17, // rx_fcs_errors, rx_alignment_errors, rx_code_errors
+	23, // rx_dropped
 }
 
 // Errors.
@@ -204,6 +220,10 @@ type Driver struct {
 	statMu sync.Mutex
 	stats  Stats
 
+	mibMu   sync.Mutex
+	mibLast [len(mibDrops)]uint32 // raw values at the last UpdateMIB
+	mibBase bool                  // mibLast holds values read from the MAC
+
 	bugs bug
 }
 
@@ -269,14 +289,17 @@ func New(cfg Config) (*Driver, error) {
 		}
 	}
 
+	// Every RX buffer holds the longest frame MAX_FRAME_LEN lets through
+	// (with its FCS) after the offset: the MAC's length limit, not the
+	// buffer, decides which frames are too long.
 	line := p.LineSize()
-	stride := (rxBufSize + line - 1) &^ (line - 1)
 	rxAlign := 1
 	if cfg.Info.RXAlign4 {
 		rxAlign = 4
 	} else {
 		d.rxOff = 2 // IP header 4-byte aligned
 	}
+	stride := (d.rxOff + MaxFrameLen + 3 + line - 1) &^ (line - 1)
 	d.rxLen = uint32(stride-d.rxOff) &^ 3
 	d.rxTag, err = busdma.NewTag(p, busdma.TagConfig{Name: name + "-rx", Alignment: rxAlign,
 		MaxSize: stride, AddrLimit: 1<<32 - 1, BounceBuffers: 1})
@@ -335,6 +358,10 @@ func (d *Driver) Start() (err error) {
 	defer d.txMu.Unlock()
 	d.txStopped = false
 
+	// Count what the MIB counted up to now: the reset may clear it.
+	d.mibMu.Lock()
+	d.updateMIB()
+	d.mibMu.Unlock()
 	d.wr(RegMACCfg1, Cfg1SoftReset)
 	d.r.Barrier()
 	d.delay(20 * time.Microsecond)
@@ -358,6 +385,11 @@ func (d *Driver) Start() (err error) {
 	d.wr(RegStaAddr1, a1)
 	d.wr(RegStaAddr2, a2)
 	d.r.Barrier()
+	// Count on from the MIB's values after the reset.
+	d.mibMu.Lock()
+	d.mibBase = false
+	d.updateMIB()
+	d.mibMu.Unlock()
 
 	if err := d.resetDMA(); err != nil {
 		return err
@@ -879,6 +911,48 @@ func (d *Driver) Stats() Stats {
 	defer d.statMu.Unlock()
 	return d.stats
 }
+
+// UpdateMIB adds what the MAC's MIB drop counters counted since the last
+// call to the drop fields of Stats (RXOversize, RXUndersize, RXErrors,
+// RXDropped). The registers are 12 bits wide and wrap: call it more often
+// than 4096 such drops can happen (the NIC calls it at every link poll and
+// from Counters).
+func (d *Driver) UpdateMIB() {
+	d.mibMu.Lock()
+	defer d.mibMu.Unlock()
+	d.updateMIB()
+}
+
+// updateMIB is UpdateMIB with mibMu held. The first call after New or a
+// MAC reset only records the counters' values: what they held before
+// counts nothing.
+func (d *Driver) updateMIB() {
+	d.r.Barrier()
+	var delta [len(mibDrops)]uint64
+	for i, k := range mibDrops {
+		v := d.readMIB(k)
+		delta[i] = uint64((v - d.mibLast[i]) & (1<<MIB[k].Bits - 1))
+		d.mibLast[i] = v
+	}
+	if !d.mibBase {
+		d.mibBase = true
+		return
+	}
+	d.statMu.Lock()
+	d.stats.RXOversize += delta[0] + delta[1]
+	d.stats.RXUndersize += delta[2] + delta[3]
+	d.stats.RXErrors += delta[4] + delta[5] + delta[6]
+	d.stats.RXDropped += delta[7]
+	d.statMu.Unlock()
+}
+
+func (d *Driver) readMIB(k int) uint32 {
+	return d.r.Read32(MIB[k].Off) & (1<<MIB[k].Bits - 1)
+}
+
+// RXBufferLen is the length every RX descriptor offers the MAC: the
+// longest frame, FCS included, the driver can take from a descriptor.
+func (d *Driver) RXBufferLen() int { return int(d.rxLen) }
 
 // MIBCounters reads every MIB register into dst (len(dst) ≥ len(MIB)),
 // masked to its field width.

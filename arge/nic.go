@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gowrt/gowrt/mdio/phy"
@@ -33,11 +34,17 @@ type NIC struct {
 	stop     chan struct{} // closed by Stop; set once by Start
 	done     chan struct{}
 	stopOnce sync.Once
-	// PollInterval is how often the PHY is polled for link changes.
+	// PollInterval is how often the PHY is polled for link changes and
+	// the MAC's MIB drop counters are read (Driver.UpdateMIB).
 	PollInterval time.Duration
+
+	rxTooBig atomic.Uint64 // frames longer than a gVisor receive view
 }
 
-var _ gnet.NIC = (*NIC)(nil)
+var (
+	_ gnet.NIC           = (*NIC)(nil)
+	_ gnet.CounterReader = (*NIC)(nil)
+)
 
 // NewNIC creates the driver for cfg with the NIC as its Receive and TXDone
 // callbacks (cfg.Receive and cfg.TXDone must be nil). The driver is
@@ -115,6 +122,7 @@ func (n *NIC) pollLink(stop <-chan struct{}, done chan<- struct{}) {
 	t := time.NewTicker(n.PollInterval)
 	defer t.Stop()
 	for {
+		n.d.UpdateMIB()
 		l, changed, err := n.d.PollLink()
 		if err == nil && changed {
 			n.mu.Lock()
@@ -134,10 +142,33 @@ func (n *NIC) receive(frame []byte) {
 	n.mu.Lock()
 	h := n.h
 	n.mu.Unlock()
-	if h == nil || len(frame) > gnet.RxBufSize {
+	if h == nil {
+		return
+	}
+	if len(frame) > gnet.RxBufSize {
+		// Cannot happen while RX buffers are smaller than a view; if it
+		// did, the frame would be cut short, so it is counted instead.
+		n.rxTooBig.Add(1)
 		return
 	}
 	h.Receive(gnet.CopyRxView(frame))
+}
+
+// Counters implements net.CounterReader from the driver's counters and
+// the MAC's MIB drop counters, which it reads first (Driver.UpdateMIB).
+func (n *NIC) Counters() gnet.Counters {
+	n.d.UpdateMIB()
+	st := n.d.Stats()
+	var c gnet.Counters
+	c.RxFrames, c.RxBytes = st.RXFrames, st.RXBytes
+	c.TxFrames, c.TxBytes = st.TXFrames, st.TXBytes
+	c.Drops[gnet.DropRxOversize] = st.RXOversize + n.rxTooBig.Load()
+	c.Drops[gnet.DropRxUndersize] = st.RXUndersize
+	c.Drops[gnet.DropRxErrors] = st.RXErrors
+	c.Drops[gnet.DropRxNoRoom] = st.RXDropped
+	c.Drops[gnet.DropRxBadDescriptor] = st.RXBad
+	c.Drops[gnet.DropTxErrors] = st.TXUnderruns + st.TXBusErrors
+	return c
 }
 
 // Transmit implements net.NIC. A full ring is ErrTxFull; the caller keeps

@@ -179,3 +179,59 @@ func CopyRxView(first []byte, rest ...[]byte) *buffer.View {
 	v.CapLength(n)
 	return v
 }
+
+// DropReason says why a NIC lost a frame (see Counters).
+type DropReason uint8
+
+// The reasons a NIC counts lost frames under.
+const (
+	// DropRxOversize: received frame longer than the largest frame the
+	// port accepts (the MAC's maximum frame length or its RX buffers).
+	DropRxOversize DropReason = iota
+	// DropRxUndersize: received frame shorter than an Ethernet header.
+	DropRxUndersize
+	// DropRxErrors: received frame damaged on the wire (bad FCS,
+	// alignment or symbol errors), or a receive error the hardware did
+	// not break down.
+	DropRxErrors
+	// DropRxNoRoom: the MAC had no room for a received frame (its FIFO or
+	// its receive ring was full).
+	DropRxNoRoom
+	// DropRxBadDescriptor: the hardware reported a received frame with an
+	// impossible length or flags; the driver discarded it.
+	DropRxBadDescriptor
+	// DropTxErrors: a frame the driver accepted was lost in the hardware
+	// (underrun, bus error, collisions).
+	DropTxErrors
+	// NumDropReasons is the number of reasons (the length of Counters.Drops).
+	NumDropReasons
+)
+
+var dropReasonNames = [NumDropReasons]string{
+	"rx-oversize", "rx-undersize", "rx-errors", "rx-no-room", "rx-bad-descriptor", "tx-errors",
+}
+
+// String returns the reason's name as the status page shows it.
+func (r DropReason) String() string {
+	if r < NumDropReasons {
+		return dropReasonNames[r]
+	}
+	return fmt.Sprintf("DropReason(%d)", uint8(r))
+}
+
+// Counters are a NIC's own traffic counters: what its driver (and the
+// MAC's statistics registers) counted below any bridge or stack.
+type Counters struct {
+	RxFrames, RxBytes uint64 // frames handed to the Handler (FCS excluded)
+	TxFrames, TxBytes uint64 // frames accepted by Transmit
+	// Drops counts the frames the port lost, by reason.
+	Drops [NumDropReasons]uint64
+}
+
+// CounterReader is implemented by NICs that keep Counters. It is optional,
+// like TxWaker; the router shows the counters of every port whose NIC has
+// it. Counters may read hardware registers: it is for status pages, not
+// for per-frame paths.
+type CounterReader interface {
+	Counters() Counters
+}

@@ -220,6 +220,9 @@ func TestExchange(t *testing.T) {
 				}
 				expect[string(g)]--
 			}
+			if c := r.nic.Counters(); c.RxFrames != uint64(len(got)) || c.TxFrames != 40 || c.RxBytes == 0 || c.TxBytes == 0 {
+				t.Fatalf("be=%v seed %d: counters %+v, want %d frames received and 40 sent", be, seed, c, len(got))
+			}
 			for _, m := range r.misuses(t) {
 				t.Errorf("be=%v seed %d: %v", be, seed, m)
 			}

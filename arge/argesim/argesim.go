@@ -29,14 +29,21 @@
 //     mode and duplex, IFCONTROL speed, FIFO_CFG5 byte mode and the SoC's
 //     clock all match the negotiated link; otherwise they are dropped and
 //     counted.
+//   - A received frame longer, with its FCS, than MAX_FRAME_LEN (reset
+//     value 1536) or than the model's FIFO slots (MaxFrame) is dropped at
+//     once and counted in the rx_oversize MIB counter; one too short for
+//     an Ethernet header in rx_undersize; one that finds the FIFO full in
+//     rx_dropped. The model assumes MAX_FRAME_LEN counts the FCS, like the
+//     length an RX descriptor reports.
 //   - Injected faults: TX underrun, TX/RX bus errors.
 //
-// Frames enter through Receive/Deliver and leave through a Wire, so tests
+// Frames enter through Receive, Deliver or Offer and leave through a Wire, so tests
 // can loop a port back, join two ports, or (elsewhere) bridge to a TAP.
 package argesim
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 
@@ -70,13 +77,35 @@ func (f WireFunc) Send(frame []byte) { f(frame) }
 // Loopback is a wire plugged back into the same (or another) MAC model.
 type Loopback struct{ To *MAC }
 
-func (l Loopback) Send(frame []byte) { l.To.Receive(frame) }
+func (l Loopback) Send(frame []byte) { _ = l.To.Receive(frame) }
 
 // CanSend implements Pacer: the receiving MAC's FIFO has room.
 func (l Loopback) CanSend() bool { return l.To.fifoN < len(l.To.fifo) }
 
 // MaxFrame is the largest frame (with FCS) the model moves.
 const MaxFrame = 2048
+
+// maxFrameLenReset is MAX_FRAME_LEN's value after reset (1536).
+const maxFrameLenReset = 0x600
+
+// Why Receive, Deliver and Offer refuse a frame. Only ErrFIFOFull is
+// transient: the MAC could take the frame once its RX engine has drained
+// the FIFO. The others are final, and the frame is dropped and counted
+// whatever the caller does.
+var (
+	// ErrFIFOFull: the receive FIFO has no room.
+	ErrFIFOFull = errors.New("argesim: receive FIFO full")
+	// ErrTooLong: the frame with its FCS is longer than MAX_FRAME_LEN or
+	// than MaxFrame (counted in Stats.RXTooLong and MIB rx_oversize).
+	ErrTooLong = errors.New("argesim: frame longer than the MAC accepts")
+	// ErrRunt: the frame is shorter than an Ethernet header (counted in
+	// Stats.RXRunts and MIB rx_undersize).
+	ErrRunt = errors.New("argesim: frame shorter than an Ethernet header")
+	// ErrNoLink: the PHY has no link, the receiver is disabled, or the
+	// MAC is programmed for another speed or duplex than the link's
+	// (counted in Stats.LinkDrops or Stats.ModeDrops).
+	ErrNoLink = errors.New("argesim: no link between PHY and MAC")
+)
 
 // Config describes one modelled MAC.
 type Config struct {
@@ -112,6 +141,8 @@ type Stats struct {
 	RXOverflows           uint64 // frames lost for lack of a descriptor
 	RXFIFODrops           uint64 // frames lost because the FIFO was full
 	RXTooBig              uint64 // frames larger than the posted buffer
+	RXTooLong             uint64 // frames longer than MAX_FRAME_LEN or MaxFrame
+	RXRunts               uint64 // frames shorter than an Ethernet header
 	LinkDrops, ModeDrops  uint64 // frames lost to link down / MAC misconfiguration
 	OverAcks              uint64 // PKT_SENT/PKT_RECVD written with count 0
 	BusErrors             uint64
@@ -168,6 +199,7 @@ func New(sys *hwsim.System, cfg Config) (*MAC, error) {
 	}
 	m := &MAC{sys: sys, cfg: cfg, order: sys.ByteOrder(), dma: cfg.DMA,
 		fifo: make([]fifoFrame, cfg.RXFIFO), phys: map[int]*physim.PHY{}}
+	m.regs[arge.RegMaxFrameLen/4] = maxFrameLenReset
 	if m.dma == nil {
 		m.dma = ar71xxsim.Direct{Mem: sys.Mem}
 	}
@@ -206,35 +238,60 @@ func (m *MAC) Snapshot() Stats {
 }
 
 // Deliver hands a frame (without FCS) from the wire to the MAC, taking
-// the System lock; it reports whether the MAC accepted it into its FIFO.
-func (m *MAC) Deliver(frame []byte) bool {
-	var ok bool
-	m.sys.Do(func() { ok = m.Receive(frame) })
-	return ok
+// the System lock. It returns nil if the MAC took the frame into its FIFO,
+// or why it dropped (and counted) it: see ErrFIFOFull and the errors
+// after it.
+func (m *MAC) Deliver(frame []byte) error {
+	var err error
+	m.sys.Do(func() { err = m.receive(frame, false) })
+	return err
+}
+
+// Offer is Deliver for a wire that can hold a frame: a full FIFO is
+// back-pressure, not a drop. Offer then returns ErrFIFOFull and counts
+// nothing; the frame is still the caller's to offer again (or to Deliver,
+// which drops and counts it when the FIFO is still full). Every other
+// refusal is final and counted, as with Deliver.
+func (m *MAC) Offer(frame []byte) error {
+	var err error
+	m.sys.Do(func() { err = m.receive(frame, true) })
+	return err
 }
 
 // Receive is Deliver with the lock held (wires call it from Send).
-func (m *MAC) Receive(frame []byte) bool {
-	if len(frame) < 14 || len(frame) > MaxFrame-4 {
-		return false
-	}
+func (m *MAC) Receive(frame []byte) error { return m.receive(frame, false) }
+
+func (m *MAC) receive(frame []byte, hold bool) error {
 	if !m.linkPasses() {
-		return false
+		return ErrNoLink
 	}
 	if m.regs[arge.RegMACCfg1/4]&arge.Cfg1RXEnable == 0 {
 		m.Stats.LinkDrops++
-		return false
+		return ErrNoLink
+	}
+	if len(frame) < 14 {
+		m.Stats.RXRunts++
+		m.mibInc(19, 1) // rx_undersize
+		return ErrRunt
+	}
+	if n := len(frame) + 4; n > MaxFrame || n > int(m.regs[arge.RegMaxFrameLen/4]&0xFFFF) {
+		m.Stats.RXTooLong++
+		m.mibInc(20, 1) // rx_oversize
+		return ErrTooLong
 	}
 	if m.fifoN == len(m.fifo) {
+		if hold {
+			return ErrFIFOFull
+		}
 		m.Stats.RXFIFODrops++
 		m.mibInc(23, 1) // rx_dropped
-		return false
+		return ErrFIFOFull
 	}
 	f := &m.fifo[(m.fifoHead+m.fifoN)%len(m.fifo)]
 	f.n = copy(f.data[:], frame)
 	binary.LittleEndian.PutUint32(f.data[f.n:], crc32.ChecksumIEEE(frame))
 	m.fifoN++
-	return true
+	return nil
 }
 
 // linkPasses decides whether a frame can cross between MAC and PHY.

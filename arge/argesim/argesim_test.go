@@ -1,6 +1,7 @@
 package argesim_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/gowrt/gowrt/arge"
@@ -148,7 +149,7 @@ func TestModelRXOverflowAndFCS(t *testing.T) {
 	f := make([]byte, 60)
 	f[0] = 0xAA
 	for i := 0; i < 6; i++ {
-		if !m.mac.Deliver(f) && i < 5 {
+		if err := m.mac.Deliver(f); err != nil && i < 5 {
 			t.Fatalf("frame %d refused", i)
 		}
 		m.sys.Sched.Settle(10)
@@ -166,10 +167,79 @@ func TestModelRXOverflowAndFCS(t *testing.T) {
 func TestModelModeMismatchDrops(t *testing.T) {
 	m := newModel(t)
 	m.reg.Write32(arge.RegFIFOCfg5, 0) // byte mode off at 1000 Mbit/s
-	if m.mac.Deliver(make([]byte, 60)) {
-		t.Fatal("frame accepted with the MAC misconfigured for the link")
+	if err := m.mac.Deliver(make([]byte, 60)); !errors.Is(err, argesim.ErrNoLink) {
+		t.Fatalf("frame with the MAC misconfigured for the link: %v, want ErrNoLink", err)
 	}
 	if m.mac.Snapshot().ModeDrops != 1 {
 		t.Fatal("mode drop not counted")
+	}
+}
+
+// TestModelRXRefusals: a frame too long for MAX_FRAME_LEN (or for the
+// model) or too short for a header is refused with a final error and
+// counted in the MIB at once, however many times it is offered; only a
+// full FIFO is back-pressure, which Offer leaves uncounted and Deliver
+// counts as a drop.
+func TestModelRXRefusals(t *testing.T) {
+	m := newModel(t)
+	mib := func(i int) uint32 { return m.reg.Read32(arge.MIB[i].Off) }
+	const oversize, undersize, dropped = 20, 19, 23
+	if got := m.reg.Read32(arge.RegMaxFrameLen); got != 1536 {
+		t.Fatalf("MAX_FRAME_LEN after reset %d, want 1536", got)
+	}
+	for _, n := range []int{1533, 1600, 2044, 2045, 9000} {
+		if err := m.mac.Offer(make([]byte, n)); !errors.Is(err, argesim.ErrTooLong) {
+			t.Fatalf("%d-byte frame: %v, want ErrTooLong", n, err)
+		}
+	}
+	if err := m.mac.Deliver(make([]byte, 1532)); err != nil {
+		t.Fatalf("1532-byte frame (1536 with FCS): %v", err)
+	}
+	m.reg.Write32(arge.RegMaxFrameLen, 1518)
+	if err := m.mac.Deliver(make([]byte, 1515)); !errors.Is(err, argesim.ErrTooLong) {
+		t.Fatalf("1515-byte frame with MAX_FRAME_LEN 1518: %v, want ErrTooLong", err)
+	}
+	if err := m.mac.Deliver(make([]byte, 13)); !errors.Is(err, argesim.ErrRunt) {
+		t.Fatalf("13-byte frame: %v, want ErrRunt", err)
+	}
+	st := m.mac.Snapshot()
+	if st.RXTooLong != 6 || mib(oversize) != 6 || st.RXRunts != 1 || mib(undersize) != 1 {
+		t.Fatalf("too long %d (MIB %d), runts %d (MIB %d); want 6, 6, 1, 1",
+			st.RXTooLong, mib(oversize), st.RXRunts, mib(undersize))
+	}
+	// Fill the FIFO (8 frames; the RX engine is not enabled).
+	for i := 0; i < 7; i++ {
+		if err := m.mac.Deliver(make([]byte, 60)); err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+	}
+	if err := m.mac.Offer(make([]byte, 60)); !errors.Is(err, argesim.ErrFIFOFull) {
+		t.Fatalf("offer to a full FIFO: %v, want ErrFIFOFull", err)
+	}
+	if st := m.mac.Snapshot(); st.RXFIFODrops != 0 || mib(dropped) != 0 {
+		t.Fatalf("back-pressure counted as a drop: %d (MIB %d)", st.RXFIFODrops, mib(dropped))
+	}
+	if err := m.mac.Deliver(make([]byte, 60)); !errors.Is(err, argesim.ErrFIFOFull) {
+		t.Fatalf("deliver to a full FIFO: %v, want ErrFIFOFull", err)
+	}
+	if st := m.mac.Snapshot(); st.RXFIFODrops != 1 || mib(dropped) != 1 {
+		t.Fatalf("FIFO drop counted %d (MIB %d), want 1", st.RXFIFODrops, mib(dropped))
+	}
+	// An oversize frame is refused for its length even with the FIFO full:
+	// it is never mistaken for back-pressure.
+	if err := m.mac.Offer(make([]byte, 4000)); !errors.Is(err, argesim.ErrTooLong) {
+		t.Fatalf("oversize frame to a full FIFO: %v, want ErrTooLong", err)
+	}
+}
+
+// Offer and Deliver do not allocate: the sim board calls them per frame.
+func TestModelDeliverAllocs(t *testing.T) {
+	m := newModel(t)
+	f, big := make([]byte, 60), make([]byte, 3000)
+	if n := testing.AllocsPerRun(100, func() {
+		_ = m.mac.Offer(f)
+		_ = m.mac.Deliver(big)
+	}); n != 0 {
+		t.Fatalf("%v allocations per Offer + Deliver", n)
 	}
 }

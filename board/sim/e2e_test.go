@@ -3,6 +3,7 @@
 package sim_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
@@ -18,28 +19,38 @@ import (
 	"github.com/gowrt/gowrt/net/router"
 )
 
-// rig is a sim board with both MACs as LAN ports, the router on it, and a
-// Linux host in a namespace on each port's TAP device.
+// rig is a sim board with both MACs as LAN ports (or GE1 as the WAN
+// port), the router on it, and a Linux host in a namespace on each port's
+// TAP device.
 type rig struct {
 	b     *sim.Board
 	r     *router.Router
 	hosts [2]*netns.NS
+	taps  [2]string
 	mu    sync.Mutex
 	logs  []string
 }
 
-func newRig(t testing.TB) *rig {
+// newRig builds the rig with ports lan1 and lan2, or lan1 and wan.
+func newRig(t testing.TB, withWAN ...bool) *rig {
 	t.Helper()
 	netns.RequireRoot(t)
 	g := &rig{}
 	taps := [2]string{fmt.Sprintf("gws%d-0", os.Getpid()), fmt.Sprintf("gws%d-1", os.Getpid())}
+	g.taps = taps
+	second := sim.PortConfig{Name: "lan2", Role: board.LAN, TAP: taps[1], MAC: gnet.MAC{2, 0, 0x67, 0x77, 0x72, 0x11}}
+	hostAddr := [2]string{"192.168.1.10/24", "192.168.1.20/24"}
+	if len(withWAN) > 0 && withWAN[0] {
+		second.Name, second.Role = "wan", board.WAN
+		hostAddr[1] = "10.0.0.2/24"
+	}
 	g.b = sim.New(sim.Config{Seed: 7, Log: func(f string, a ...any) {
 		g.mu.Lock()
 		g.logs = append(g.logs, fmt.Sprintf(f, a...))
 		g.mu.Unlock()
 	}, Ports: []sim.PortConfig{
 		{Name: "lan1", Role: board.LAN, TAP: taps[0], MAC: gnet.MAC{2, 0, 0x67, 0x77, 0x72, 0x10}},
-		{Name: "lan2", Role: board.LAN, TAP: taps[1], MAC: gnet.MAC{2, 0, 0x67, 0x77, 0x72, 0x11}},
+		second,
 	}})
 	t.Cleanup(func() { _ = g.b.Close() }) // after the router's Close (cleanups run last first)
 	ports, err := g.b.Ports()
@@ -48,7 +59,12 @@ func newRig(t testing.TB) *rig {
 	}
 	cfg := router.Config{Board: "sim"}
 	for _, p := range ports {
-		cfg.LAN = append(cfg.LAN, router.Port{Name: p.Name, NIC: p.NIC})
+		rp := router.Port{Name: p.Name, NIC: p.NIC}
+		if p.Role == board.WAN {
+			cfg.WAN = &rp
+			continue
+		}
+		cfg.LAN = append(cfg.LAN, rp)
 	}
 	if g.r, err = router.New(cfg); err != nil {
 		t.Fatal(err)
@@ -59,7 +75,7 @@ func newRig(t testing.TB) *rig {
 	t.Cleanup(func() { _ = g.r.Close() })
 	for i := range g.hosts {
 		g.hosts[i] = netns.New(t)
-		g.hosts[i].Adopt(t, taps[i], fmt.Sprintf("192.168.1.%d/24", 10*(i+1)))
+		g.hosts[i].Adopt(t, taps[i], hostAddr[i])
 	}
 	t.Cleanup(func() {
 		g.mu.Lock()
@@ -218,4 +234,138 @@ func TestSimClose(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Errorf("still running a second after Close: %v", left)
+}
+
+// status fetches /status.json from the router through host 0.
+func (g *rig) status(t *testing.T) router.Status {
+	t.Helper()
+	js := g.hosts[0].Must(t, "curl", "-sS", "--max-time", "10", "http://192.168.1.1/status.json")
+	var st router.Status
+	if err := json.Unmarshal([]byte(js), &st); err != nil {
+		t.Fatalf("status.json: %v\n%s", err, js)
+	}
+	return st
+}
+
+func portNamed(t *testing.T, st router.Status, name string) router.PortStatus {
+	t.Helper()
+	for _, p := range st.Ports {
+		if p.Name == name {
+			return p
+		}
+	}
+	t.Fatalf("status has no port %q: %+v", name, st.Ports)
+	return router.PortStatus{}
+}
+
+// oversizeBurst is a shell function that sends, without waiting, one ICMP
+// echo request to the router in a frame of each of 1533 (one byte more
+// than MAX_FRAME_LEN lets through), 1600, 2044, 2045 and 9000 bytes
+// (IPv4 + ICMP headers and Ethernet header: 42 bytes around the payload).
+const oversizeBurst = `big() { for s in 1491 1558 2002 2003 8958; do ping -q -c 1 -s $s -W 1 192.168.1.1 >/dev/null & done; }`
+
+// TestSimOversizeFrames: frames longer than the MAC accepts, from 1533
+// bytes to 9000 (a jumbo frame), sent into a LAN port's TAP device are
+// dropped at once by the MAC and counted, per port and with their
+// reason, on the status page: the port does not stall on them (the sim
+// cable used to retry a refused frame for up to a second, as if the MAC's
+// FIFO were full), so a ping or a page fetch right after a burst of them
+// answers in milliseconds. The largest frame the port accepts (1532 bytes)
+// reaches br-lan, which drops it as longer than its MTU, and counts it.
+func TestSimOversizeFrames(t *testing.T) {
+	g := newRig(t)
+	h := g.hosts[0]
+	if err := ping(h, "192.168.1.1"); err != nil { // ARP resolved before the burst
+		t.Fatal(err)
+	}
+	h.Must(t, "ip", "link", "set", "dev", g.taps[0], "mtu", "9000")
+	before := g.r.Status().Drops["oversize"]
+	// The 1532-byte frame gets no answer: br-lan drops it.
+	_, _ = h.Exec(10*time.Second, "ping", "-q", "-c", "1", "-s", "1490", "-W", "1", "192.168.1.1")
+	out, err := h.Exec(30*time.Second, "sh", "-c", oversizeBurst+`
+big; sleep 0.05; curl -sS -o /dev/null -w 'fetch %{time_total}\n' --max-time 5 http://192.168.1.1/
+big; sleep 0.05; ping -c 5 -i 0.2 -W 1 192.168.1.1
+wait`)
+	t.Logf("after oversize bursts:\n%s", out)
+	if err != nil {
+		t.Fatalf("the LAN port stopped answering after oversize frames: %v\n%s", err, out)
+	}
+	var fetch, rttMin, rttAvg, rttMax float64
+	for _, l := range strings.Split(out, "\n") {
+		fmt.Sscanf(l, "fetch %g", &fetch)
+		fmt.Sscanf(l, "rtt min/avg/max/mdev = %g/%g/%g", &rttMin, &rttAvg, &rttMax)
+	}
+	if !strings.Contains(out, " 0% packet loss") || rttMax == 0 || fetch == 0 {
+		t.Fatalf("no answer to every ping / no page fetched:\n%s", out)
+	}
+	if fetch > 0.5 || rttMax > 250 {
+		t.Fatalf("the port stalled after oversize frames: page fetched in %.3f s, slowest ping %.1f ms", fetch, rttMax)
+	}
+	st := g.status(t)
+	lan1 := portNamed(t, st, "lan1")
+	if got := lan1.Drops["rx-oversize"]; got != 10 {
+		t.Fatalf("lan1 counted %d rx-oversize drops, want 10 (two bursts of 5): %+v", got, lan1)
+	}
+	if len(lan1.Drops) != 1 {
+		t.Fatalf("lan1 drops %v, want rx-oversize only", lan1.Drops)
+	}
+	if got := st.Drops["oversize"] - before; got != 1 {
+		t.Fatalf("br-lan counted %d oversize frames, want 1 (the 1532-byte frame)", got)
+	}
+	page := h.Must(t, "curl", "-sS", "--max-time", "10", "http://192.168.1.1/")
+	if !strings.Contains(page, "rx-oversize 10") {
+		t.Fatalf("status page does not show the port's drops:\n%s", page)
+	}
+}
+
+// TestSimWANCounters: frames a host sends into the WAN port's TAP device
+// raise the WAN port's receive counters on the status page (they used to
+// show 0 whatever arrived). The router has no WAN address yet, so it
+// answers nothing there: its WAN transmit counters stay at 0. A frame too
+// long for the port and one the port takes but the router's stack finds
+// longer than its MTU are counted on the WAN port with their reasons.
+func TestSimWANCounters(t *testing.T) {
+	g := newRig(t, true)
+	wan := g.hosts[1]
+	before := portNamed(t, g.status(t), "wan")
+	if before.Role != "wan" {
+		t.Fatalf("port wan has role %q", before.Role)
+	}
+	wan.Must(t, "sysctl", "-qw", "net.ipv4.icmp_echo_ignore_broadcasts=0")
+	// Five broadcast echo requests: no ARP first, five frames of 98 bytes.
+	_, _ = wan.Exec(10*time.Second, "ping", "-b", "-c", "5", "-i", "0.2", "-W", "1", "10.0.0.255")
+	deadline := time.Now().Add(5 * time.Second)
+	var after router.PortStatus
+	for {
+		after = portNamed(t, g.status(t), "wan")
+		if after.RxFrames-before.RxFrames >= 5 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if after.RxFrames-before.RxFrames < 5 || after.RxBytes-before.RxBytes < 5*98 {
+		t.Fatalf("WAN counters rose by %d frames, %d bytes after 5 broadcast pings of 98 bytes",
+			after.RxFrames-before.RxFrames, after.RxBytes-before.RxBytes)
+	}
+	t.Logf("wan: rx %d frames %d bytes, tx %d frames %d bytes", after.RxFrames, after.RxBytes, after.TxFrames, after.TxBytes)
+	lan1 := portNamed(t, g.status(t), "lan1")
+	if lan1.RxFrames == 0 || lan1.TxFrames == 0 {
+		t.Fatalf("lan1 counters %+v after page fetches through it", lan1)
+	}
+
+	wan.Must(t, "ip", "link", "set", "dev", g.taps[1], "mtu", "9000")
+	for _, s := range []string{"1488", "1558"} { // 1530- and 1600-byte frames
+		_, _ = wan.Exec(10*time.Second, "ping", "-b", "-c", "1", "-s", s, "-W", "1", "10.0.0.255")
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		after = portNamed(t, g.status(t), "wan")
+		if len(after.Drops) == 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if after.Drops["rx-oversize"] != 1 || after.Drops["stack-oversize"] != 1 || len(after.Drops) != 2 {
+		t.Fatalf("wan drops %v, want rx-oversize 1 (1600 bytes) and stack-oversize 1 (1530 bytes)", after.Drops)
+	}
 }

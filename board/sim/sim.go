@@ -23,7 +23,9 @@
 // arriving from a TAP device while the MAC's receive FIFO is full is held
 // and retried rather than dropped: the simulated MAC is slower than the
 // host's kernel, and dropping there would measure the simulator, not the
-// firmware.
+// firmware. A frame the MAC refuses for good (longer than MAX_FRAME_LEN,
+// shorter than an Ethernet header, no link) is dropped at once and counted
+// by the MAC model in its MIB counters, which the driver reads.
 package sim
 
 import (
@@ -332,26 +334,31 @@ func (p *Port) receive() {
 	}
 }
 
-// deliver puts a frame from the cable into the MAC model, holding it while
-// the model's receive FIFO is full (see the package documentation).
+// deliverTries and deliverWait bound how long a frame from the cable is
+// held while the MAC model's receive FIFO is full: at least 20 ms (short
+// sleeps overrun), far longer than the model needs to drain a FIFO the
+// driver keeps up with.
+const (
+	deliverTries = 1000
+	deliverWait  = 20 * time.Microsecond
+)
+
+// deliver puts a frame from the cable into the MAC model. A full receive
+// FIFO is back-pressure: the frame is held and offered again (see the
+// package documentation), and dropped (and counted by the model) only if
+// the FIFO stays full. Every other refusal (a frame too long or too short
+// for the MAC, no link) is final: the model has dropped and counted the
+// frame, and the cable moves on to the next one at once.
 func (p *Port) deliver(frame []byte) {
-	for try := 0; try < 1000; try++ {
-		if p.MAC.Deliver(frame) {
-			break
-		}
-		if !p.linkUp() {
-			break
+	defer p.b.Kick()
+	for try := 0; try < deliverTries; try++ {
+		if err := p.MAC.Offer(frame); !errors.Is(err, argesim.ErrFIFOFull) {
+			return
 		}
 		p.b.Kick()
-		time.Sleep(20 * time.Microsecond)
+		time.Sleep(deliverWait)
 	}
-	p.b.Kick()
-}
-
-func (p *Port) linkUp() bool {
-	var up bool
-	p.b.sys.Do(func() { up = p.PHY.Current().Up })
-	return up
+	_ = p.MAC.Deliver(frame)
 }
 
 // SetCarrier plugs (true) or pulls (false) the port's cable: the PHY model

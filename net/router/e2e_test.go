@@ -48,19 +48,6 @@ func (h *lanHost) ping(dst string) error {
 	return nil
 }
 
-func startRouter(t testing.TB, cfg router.Config) *router.Router {
-	t.Helper()
-	r, err := router.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	return r
-}
-
 // TestRouterLAN: two Linux hosts on two LAN ports ping the router, fetch
 // its status page, and reach each other through the software bridge.
 func TestRouterLAN(t *testing.T) {
@@ -206,6 +193,37 @@ func TestRouterBroadcastStorm(t *testing.T) {
 	}
 	if st := r.Status(); st.Drops["storm"] != dropped {
 		t.Fatalf("status page shows %d storm drops, the bridge counted %d", st.Drops["storm"], dropped)
+	}
+}
+
+// TestRouterPortCounters: the status page shows every port's own
+// counters, WAN included (it used to show 0 for WAN), and frames a port
+// refuses as too long are counted on it with their reason.
+func TestRouterPortCounters(t *testing.T) {
+	a, w := newHost(t, 1), newHost(t, 3)
+	r := startRouter(t, router.Config{Board: "test", LAN: []router.Port{{Name: "lan1", NIC: a.nic}},
+		WAN: &router.Port{Name: "wan", NIC: w.nic}})
+	a.plug(t, "192.168.1.10/24")
+	w.plug(t, "10.0.0.2/24")
+	if err := a.ping("192.168.1.1"); err != nil {
+		t.Fatal(err)
+	}
+	a.ns.Must(t, "ip", "link", "set", "dev", a.dev, "mtu", "9000")
+	for _, s := range []string{"1558", "8958"} { // 1600- and 9000-byte frames
+		_, _ = a.ns.Exec(10*time.Second, "ping", "-q", "-c", "1", "-s", s, "-W", "1", "192.168.1.1")
+	}
+	w.ns.Must(t, "sysctl", "-qw", "net.ipv4.icmp_echo_ignore_broadcasts=0")
+	_, _ = w.ns.Exec(10*time.Second, "ping", "-b", "-c", "3", "-i", "0.2", "-W", "1", "10.0.0.255")
+	st := r.Status()
+	lan, wan := st.Ports[0], st.Ports[1]
+	if lan.Drops["rx-oversize"] != 2 || lan.RxFrames == 0 || lan.TxFrames == 0 {
+		t.Fatalf("lan1: %+v, want 2 rx-oversize drops and traffic both ways", lan)
+	}
+	if wan.Role != "wan" || wan.RxFrames < 3 || wan.RxBytes < 3*98 {
+		t.Fatalf("wan: %+v, want the 3 broadcast pings counted", wan)
+	}
+	if c := w.nic.Counters(); wan.RxFrames != c.RxFrames {
+		t.Fatalf("wan shows %d frames received, its NIC counted %d", wan.RxFrames, c.RxFrames)
 	}
 }
 

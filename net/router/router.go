@@ -22,6 +22,7 @@ import (
 
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/bridge"
+	"github.com/gowrt/gowrt/net/connlimit"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
@@ -31,6 +32,7 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/transport/icmp"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
+	"gvisor.dev/gvisor/pkg/waiter"
 )
 
 // DefaultLANAddr is OpenWrt's default LAN address.
@@ -68,7 +70,57 @@ type Config struct {
 	// port may flood (bridge.Config.FloodRate; default
 	// bridge.DefaultFloodRate, negative = off).
 	FloodRate int
+	// HTTP bounds the status page's server; zero fields take the values
+	// in DefaultHTTPLimits.
+	HTTP HTTPLimits
 }
+
+// HTTPLimits bound what clients of the status page can hold on the
+// router: how long a connection may take to send its request, to read the
+// answer and to sit idle between requests, and how many connections may
+// be open. A connection over a limit is closed as soon as it is accepted
+// and counted (net/connlimit); the page shows the count.
+type HTTPLimits struct {
+	ReadHeaderTimeout time.Duration // request line and headers
+	ReadTimeout       time.Duration // the whole request
+	WriteTimeout      time.Duration // from the end of the request headers to the end of the answer
+	IdleTimeout       time.Duration // keep-alive connection waiting for its next request
+	MaxConns          int           // open at once
+	MaxConnsPerSource int           // open at once from one address
+}
+
+// DefaultHTTPLimits are sized for a status page on a 16 to 32 MiB router.
+//
+// Each open connection costs its goroutine, net/http's 4 KiB read and
+// write buffers, up to httpMaxHeader of request headers and gVisor's
+// endpoint with up to httpRcvBuf of unread data: about 25 KiB when idle
+// (2000 held keep-alive connections once cost 38 to 51 MB), under 64 KiB
+// with every buffer full. 32 connections cost under 1 MiB idle and 2 MiB
+// at worst, affordable on a 16 MiB board. A browser opens at most six
+// connections to one host, so 8 per address leaves room for a script
+// beside it, and 32 in all serve four such clients at once.
+//
+// On a LAN a request arrives in one round trip and the page is a few KiB:
+// 5 s for the headers and 10 s for the request and for the answer only
+// cut off clients that stall on purpose (slowloris). Browsers keep idle
+// connections for a minute or more; 30 s still serves page refreshes
+// without a new handshake and frees a hoarded slot within half a minute.
+var DefaultHTTPLimits = HTTPLimits{
+	ReadHeaderTimeout: 5 * time.Second,
+	ReadTimeout:       10 * time.Second,
+	WriteTimeout:      10 * time.Second,
+	IdleTimeout:       30 * time.Second,
+	MaxConns:          32,
+	MaxConnsPerSource: 8,
+}
+
+// Per-connection buffers of the status page: an HTTP GET's headers fit
+// in a few hundred bytes.
+const (
+	httpMaxHeader = 8 << 10  // request headers net/http reads
+	httpRcvBuf    = 16 << 10 // TCP receive buffer (gVisor's minimum is tcpBufMin)
+	httpBacklog   = 128      // handshaken connections waiting for Accept
+)
 
 // Router is a running router.
 type Router struct {
@@ -80,6 +132,7 @@ type Router struct {
 	s       *stack.Stack
 	ports   []portState
 	srv     *http.Server
+	httpLn  *connlimit.Listener
 	started time.Time
 
 	mu     sync.Mutex
@@ -138,6 +191,27 @@ func (c *Config) validate() error {
 	}
 	if c.HTTPPort == 0 {
 		c.HTTPPort = 80
+	}
+	h, d := &c.HTTP, DefaultHTTPLimits
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&h.ReadHeaderTimeout, &d.ReadHeaderTimeout}, {&h.ReadTimeout, &d.ReadTimeout},
+		{&h.WriteTimeout, &d.WriteTimeout}, {&h.IdleTimeout, &d.IdleTimeout},
+	} {
+		if *f.v < 0 {
+			return bad("negative HTTP timeout %v", *f.v)
+		}
+		if *f.v == 0 {
+			*f.v = *f.def
+		}
+	}
+	if h.MaxConns < 0 || h.MaxConnsPerSource < 0 {
+		return bad("negative HTTP connection limit")
+	}
+	if h.MaxConns == 0 {
+		h.MaxConns = d.MaxConns
+	}
+	if h.MaxConnsPerSource == 0 {
+		h.MaxConnsPerSource = min(d.MaxConnsPerSource, h.MaxConns)
 	}
 	return nil
 }
@@ -234,17 +308,42 @@ func (r *Router) Start() error {
 		r.ports = append(r.ports, portState{Port: *w, num: -1})
 	}
 
-	ln, err := gonet.ListenTCP(r.s, tcpip.FullAddress{NIC: nicLAN,
-		Addr: tcpip.AddrFrom4(a.Addr().As4()), Port: r.cfg.HTTPPort}, ipv4.ProtocolNumber)
+	ln, err := r.listenHTTP(tcpip.FullAddress{NIC: nicLAN, Addr: tcpip.AddrFrom4(a.Addr().As4()), Port: r.cfg.HTTPPort})
 	if err != nil {
-		return r.fail(fmt.Errorf("router: status page listener: %w", err))
+		return r.fail(err)
 	}
-	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	h := r.cfg.HTTP
+	if r.httpLn, err = connlimit.New(ln, connlimit.Config{Total: h.MaxConns, PerSource: h.MaxConnsPerSource}); err != nil {
+		_ = ln.Close()
+		return r.fail(fmt.Errorf("router: status page: %w", err))
+	}
+	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: h.ReadHeaderTimeout, ReadTimeout: h.ReadTimeout,
+		WriteTimeout: h.WriteTimeout, IdleTimeout: h.IdleTimeout, MaxHeaderBytes: httpMaxHeader}
 	go func() {
-		_ = r.srv.Serve(ln)
+		_ = r.srv.Serve(r.httpLn)
 		close(r.done)
 	}()
 	return nil
+}
+
+// listenHTTP is gonet.ListenTCP with the status page's small receive
+// buffer, which the connections it accepts inherit.
+func (r *Router) listenHTTP(addr tcpip.FullAddress) (*gonet.TCPListener, error) {
+	var wq waiter.Queue
+	ep, e := r.s.NewEndpoint(tcp.ProtocolNumber, ipv4.ProtocolNumber, &wq)
+	if e != nil {
+		return nil, fmt.Errorf("router: status page listener: %v", e)
+	}
+	ep.SocketOptions().SetReceiveBufferSize(httpRcvBuf, true)
+	if e := ep.Bind(addr); e != nil {
+		ep.Close()
+		return nil, fmt.Errorf("router: status page listener: bind: %v", e)
+	}
+	if e := ep.Listen(httpBacklog); e != nil {
+		ep.Close()
+		return nil, fmt.Errorf("router: status page listener: listen: %v", e)
+	}
+	return gonet.NewTCPListener(r.s, &wq, ep), nil
 }
 
 func (r *Router) attach(id tcpip.NICID, nic gnet.NIC) (*gnet.Endpoint, error) {

@@ -10,10 +10,16 @@ import (
 	"strings"
 	"time"
 
+	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/bridge"
 )
 
 // PortStatus is one port's line on the status page.
+//
+// The traffic counters are the port driver's own (net.CounterReader):
+// every frame the port received or sent, whatever the bridge or the stack
+// did with it. A NIC without counters shows what br-lan (LAN ports) or
+// the router's stack (WAN) exchanged with it instead.
 type PortStatus struct {
 	Name       string `json:"name"`
 	Role       string `json:"role"` // "lan" or "wan"
@@ -25,7 +31,19 @@ type PortStatus struct {
 	RxBytes    uint64 `json:"rx_bytes"`
 	TxFrames   uint64 `json:"tx_frames"`
 	TxBytes    uint64 `json:"tx_bytes"`
-	TxDropped  uint64 `json:"tx_dropped"`
+	// TxDropped counts frames for this port that never reached its
+	// driver: it refused them (TX ring full, link down) and br-lan (LAN)
+	// or the stack's queue (WAN) had to drop them.
+	TxDropped uint64 `json:"tx_dropped"`
+	// Drops counts the frames the port itself lost, by reason
+	// (net.DropReason names, only reasons that occurred). On the WAN
+	// port it also counts the frames the router's stack refused as they
+	// came from the port: "stack-oversize" (longer than the MTU 1500 plus
+	// the Ethernet header and any VLAN tag), "stack-truncated" (shorter
+	// than an Ethernet header), "stack-not-ip" (802.3 length frames such
+	// as STP) and "stack-not-attached" (before the stack was up). On LAN
+	// ports br-lan does that, and counts in Status.Drops.
+	Drops map[string]uint64 `json:"drops,omitempty"`
 }
 
 // Status is what the status page shows.
@@ -41,6 +59,11 @@ type Status struct {
 	// Drops counts the bridge's dropped frames by reason (only reasons
 	// that occurred): malformed frames, VLAN filtering, storm control.
 	Drops map[string]uint64 `json:"bridge_drops,omitempty"`
+	// HTTPConns is the status page's open connections; HTTPRejected
+	// counts those closed at once for being over a connection limit
+	// (HTTPLimits.MaxConns, MaxConnsPerSource).
+	HTTPConns    int    `json:"http_conns"`
+	HTTPRejected uint64 `json:"http_conns_rejected"`
 }
 
 // Status returns a snapshot of the router's state.
@@ -63,19 +86,58 @@ func (r *Router) Status() Status {
 		}
 	}
 	for _, p := range r.ports {
-		ls := p.NIC.Link()
-		ps := PortStatus{Name: p.Name, Role: "lan", MAC: p.NIC.MACAddress().String(),
-			LinkUp: ls.Up, SpeedMbps: ls.SpeedMbps, FullDuplex: ls.FullDuplex}
-		if p.num < 0 {
-			ps.Role = "wan"
-		} else if c := r.br.PortStats(p.num); c != nil {
-			ps.RxFrames, ps.RxBytes = c.RxFrames.Load(), c.RxBytes.Load()
-			ps.TxFrames, ps.TxBytes = c.TxFrames.Load(), c.TxBytes.Load()
-			ps.TxDropped = c.TxDropped.Load()
-		}
-		st.Ports = append(st.Ports, ps)
+		st.Ports = append(st.Ports, r.portStatus(p))
+	}
+	if r.httpLn != nil {
+		hs := r.httpLn.Stats()
+		st.HTTPConns, st.HTTPRejected = hs.Open, hs.Rejected()
 	}
 	return st
+}
+
+func (r *Router) portStatus(p portState) PortStatus {
+	ls := p.NIC.Link()
+	ps := PortStatus{Name: p.Name, Role: "lan", MAC: p.NIC.MACAddress().String(),
+		LinkUp: ls.Up, SpeedMbps: ls.SpeedMbps, FullDuplex: ls.FullDuplex}
+	if p.num < 0 {
+		ps.Role = "wan"
+		es := &r.wanEP.Stats
+		ps.RxFrames, ps.RxBytes = es.RxFrames.Load(), es.RxBytes.Load()
+		ps.TxFrames, ps.TxBytes = es.TxFrames.Load(), es.TxBytes.Load()
+		ps.TxDropped = es.TxRingFull.Load() + es.TxLinkDown.Load() + es.TxErrors.Load()
+		for _, d := range []struct {
+			name string
+			n    uint64
+		}{
+			{"stack-oversize", es.RxOversize.Load()}, {"stack-truncated", es.RxMalformed.Load()},
+			{"stack-not-ip", es.RxUnsupported.Load()}, {"stack-not-attached", es.RxNotAttached.Load()},
+		} {
+			ps.addDrops(d.name, d.n)
+		}
+	} else if c := r.br.PortStats(p.num); c != nil {
+		ps.RxFrames, ps.RxBytes = c.RxFrames.Load(), c.RxBytes.Load()
+		ps.TxFrames, ps.TxBytes = c.TxFrames.Load(), c.TxBytes.Load()
+		ps.TxDropped = c.TxDropped.Load()
+	}
+	if cr, ok := p.NIC.(gnet.CounterReader); ok {
+		c := cr.Counters()
+		ps.RxFrames, ps.RxBytes = c.RxFrames, c.RxBytes
+		ps.TxFrames, ps.TxBytes = c.TxFrames, c.TxBytes
+		for i, n := range c.Drops {
+			ps.addDrops(gnet.DropReason(i).String(), n)
+		}
+	}
+	return ps
+}
+
+func (ps *PortStatus) addDrops(reason string, n uint64) {
+	if n == 0 {
+		return
+	}
+	if ps.Drops == nil {
+		ps.Drops = map[string]uint64{}
+	}
+	ps.Drops[reason] = n
 }
 
 // ServeHTTP serves the status page at / (HTML) and /status.json.
@@ -107,13 +169,11 @@ func renderHTML(st Status) string {
 	fmt.Fprintf(&b, "<p>br-lan %s (%s): %d forwarded, %d flooded, %d addresses learned</p>\n",
 		e(st.LANAddr), e(st.BridgeMAC), st.Forwarded, st.Flooded, st.FDB)
 	if len(st.Drops) > 0 {
-		b.WriteString("<p>dropped:")
-		for _, k := range slices.Sorted(maps.Keys(st.Drops)) {
-			fmt.Fprintf(&b, " %s %d", e(k), st.Drops[k])
-		}
-		b.WriteString("</p>\n")
+		fmt.Fprintf(&b, "<p>br-lan dropped:%s</p>\n", drops(st.Drops))
 	}
-	b.WriteString("<table border=1>\n<tr><th>port</th><th>role</th><th>MAC</th><th>link</th><th>rx frames</th><th>rx bytes</th><th>tx frames</th><th>tx bytes</th><th>tx dropped</th></tr>\n")
+	fmt.Fprintf(&b, "<p>status page: %d connections open, %d refused over the connection limits</p>\n",
+		st.HTTPConns, st.HTTPRejected)
+	b.WriteString("<table border=1>\n<tr><th>port</th><th>role</th><th>MAC</th><th>link</th><th>rx frames</th><th>rx bytes</th><th>tx frames</th><th>tx bytes</th><th>tx dropped</th><th>port dropped</th></tr>\n")
 	for _, p := range st.Ports {
 		link := "down"
 		if p.LinkUp {
@@ -122,9 +182,18 @@ func renderHTML(st Status) string {
 				link += " full duplex"
 			}
 		}
-		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td></tr>\n",
-			e(p.Name), p.Role, p.MAC, link, p.RxFrames, p.RxBytes, p.TxFrames, p.TxBytes, p.TxDropped)
+		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td></tr>\n",
+			e(p.Name), p.Role, p.MAC, link, p.RxFrames, p.RxBytes, p.TxFrames, p.TxBytes, p.TxDropped, drops(p.Drops))
 	}
 	b.WriteString("</table>\n</body></html>\n")
+	return b.String()
+}
+
+// drops formats drop counters as " reason count" pairs in reason order.
+func drops(m map[string]uint64) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(&b, " %s %d", html.EscapeString(k), m[k])
+	}
 	return b.String()
 }

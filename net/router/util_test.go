@@ -3,12 +3,27 @@ package router_test
 import (
 	"net/http"
 	"net/netip"
+	"testing"
 
 	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/router"
 	"gvisor.dev/gvisor/pkg/buffer"
 )
 
 func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }
+
+func startRouter(t testing.TB, cfg router.Config) *router.Router {
+	t.Helper()
+	r, err := router.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
 
 // nullNIC is a NIC with no traffic, for configuration tests.
 type nullNIC struct{}

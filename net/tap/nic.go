@@ -29,10 +29,19 @@ type NIC struct {
 	hmu     sync.Mutex  // serialises LinkChanged calls
 	h       gnet.Handler
 
-	RxFrames, RxDropped, TxFrames, TxErrors atomic.Uint64
+	// Counters (Counters gathers them for the status page).
+	RxFrames, RxBytes atomic.Uint64 // frames delivered
+	RxOversize        atomic.Uint64 // longer than MTU + header + tag
+	RxUndersize       atomic.Uint64 // shorter than an Ethernet header
+	RxDropped         atomic.Uint64 // read errors, or carrier pulled
+	TxFrames, TxBytes atomic.Uint64 // frames written
+	TxErrors          atomic.Uint64 // writes that failed
 }
 
-var _ gnet.NIC = (*NIC)(nil)
+var (
+	_ gnet.NIC           = (*NIC)(nil)
+	_ gnet.CounterReader = (*NIC)(nil)
+)
 
 // NewNIC wraps dev; mac is the station address the NIC claims (the Linux
 // side of a TAP device has its own).
@@ -87,7 +96,15 @@ func (n *NIC) rx(h gnet.Handler) {
 		}
 		if k < gnet.EthHeaderLen {
 			v.Release()
-			n.RxDropped.Add(1)
+			n.RxUndersize.Add(1)
+			continue
+		}
+		if k > gnet.EthHeaderLen+gnet.VLANTagLen+n.mtu {
+			// Too long for the port, as a MAC's maximum frame length
+			// would find it; a frame longer than the view was cut short
+			// by the read and lands here too.
+			v.Release()
+			n.RxOversize.Add(1)
 			continue
 		}
 		if n.down.Load() {
@@ -97,6 +114,7 @@ func (n *NIC) rx(h gnet.Handler) {
 		}
 		v.CapLength(k)
 		n.RxFrames.Add(1)
+		n.RxBytes.Add(uint64(k))
 		h.Receive(v)
 	}
 }
@@ -144,8 +162,21 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 		return fmt.Errorf("tap %s: write: %w", n.dev.name, err)
 	}
 	n.TxFrames.Add(1)
+	n.TxBytes.Add(uint64(b.Len()))
 	b.Release()
 	return nil
+}
+
+// Counters implements gnet.CounterReader.
+func (n *NIC) Counters() gnet.Counters {
+	var c gnet.Counters
+	c.RxFrames, c.RxBytes = n.RxFrames.Load(), n.RxBytes.Load()
+	c.TxFrames, c.TxBytes = n.TxFrames.Load(), n.TxBytes.Load()
+	c.Drops[gnet.DropRxOversize] = n.RxOversize.Load()
+	c.Drops[gnet.DropRxUndersize] = n.RxUndersize.Load()
+	c.Drops[gnet.DropRxErrors] = n.RxDropped.Load()
+	c.Drops[gnet.DropTxErrors] = n.TxErrors.Load()
+	return c
 }
 
 // Stop implements gnet.NIC: it closes the device and waits for the reader.
