@@ -204,6 +204,11 @@ func (b *Board) build() error {
 			p.PHY.SetPartner(physim.Partner{})
 		case err != nil:
 			return fmt.Errorf("sim: port %s: %w", pc.Name, err)
+		case pc.Role == board.LAN:
+			b.cfg.Log("sim: port %s is TAP device %s, created down; to reach the router from Linux: "+
+				"ip link set %[2]s up && ip addr add 192.168.1.2/24 dev %[2]s (or move it into a network namespace)", pc.Name, pc.TAP)
+		default:
+			b.cfg.Log("sim: port %s is TAP device %s, created down (the WAN port: the router counts what arrives and sends nothing yet)", pc.Name, pc.TAP)
 		}
 		fl, err := s.Flusher(fc)
 		if err != nil {
