@@ -65,6 +65,7 @@ const (
 	sysGowrtIdleStats  = 4903 // gowrt: idle-window counters
 	sysGowrtCrash      = 4904 // gowrt: fault inside the trap handler (only with the ktest switch)
 	sysGowrtDMAAlloc   = 4905 // gowrt: physically contiguous frames for device DMA
+	sysGowrtHazard     = 4906 // gowrt: hazard injection (kernels built with -tags gowrt_hazard only)
 	firstLinuxSyscall  = 4000
 	lastTrackedSyscall = 4511
 )

@@ -27,8 +27,9 @@ func ReadInfo() (Info, error) {
 }
 
 // IdleStats are the idle window's counters: interrupts taken inside the
-// registered (skip-over) window and inside the naive window (kidle=naive),
-// the Compare writes and deadlines missed while writing, and lost wake-ups
+// registered (skip-over) window and inside the naive window (kidle=naive;
+// only those taken after the loop found no work, the ones that can lose a
+// wake-up), the Compare writes and deadlines missed while writing, and lost wake-ups
 // (the idle loop taking a further interrupt while work it had been told
 // about was waiting: it slept in WAIT with work runnable).
 type IdleStats struct {

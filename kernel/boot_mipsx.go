@@ -343,10 +343,8 @@ func (k *kstate) parseBootArgs(argc, argv, envp uintptr) {
 			k.flags |= kfNoSig
 		case strEq(a, n, "ktest"):
 			k.flags |= kfTest
-		case strEq(a, n, "kcompare=noguard"):
-			k.flags |= kfNoCompareGuard
 		default:
-			return false
+			return k.hazardToken(a, n)
 		}
 		return true
 	})
@@ -376,7 +374,7 @@ func (k *kstate) forEachToken(f func(a, n uintptr) bool) {
 
 //go:nosplit
 func isKernelToken(a, n uintptr) bool {
-	return strEq(a, n, "ktrace") || strEq(a, n, "kidle=naive") || strEq(a, n, "knosig") || strEq(a, n, "ktest") || strEq(a, n, "kcompare=noguard")
+	return strEq(a, n, "ktrace") || strEq(a, n, "kidle=naive") || strEq(a, n, "knosig") || strEq(a, n, "ktest") || isHazardToken(a, n)
 }
 
 //go:nosplit

@@ -42,9 +42,14 @@
 // and K=V environment variables): ktrace prints every system call,
 // knosig disables signal delivery (and sets GODEBUG=asyncpreemptoff=1),
 // kidle=naive leaves the idle window unregistered (a test of the race it
-// closes), kcompare=noguard trusts every Compare write (a test of the QEMU
-// race where a deadline that passes during the write is never signalled),
-// ktest allows a deliberate kernel fault (a test of the fault path).
+// closes), ktest allows a deliberate kernel fault (a test of the fault path).
+//
+// Built with -tags gowrt_hazard (the boot tests do), the kernel also has
+// hazard-injection hooks: a system call that makes a Compare write land
+// after its deadline, and the switch kcompare=noguard, which trusts every
+// Compare write instead of re-reading Count (a deadline Count has passed
+// when the write lands is then signalled only after Count wraps). The
+// shipped kernel contains neither.
 //
 // A program becomes firmware by importing its board package, for example
 // import _ "github.com/gowrt/gowrt/board/malta".

@@ -24,7 +24,7 @@ const (
 	waitWinAddr   = kseg0 + 0x408  // asm: 16-byte idle window whose interrupts skip the WAIT
 	waitHitsAddr  = kseg0 + 0x40c  // asm: interrupts taken inside that window
 	naiveWinAddr  = kseg0 + 0x410  // asm: window that is only counted (naive idle, for tests)
-	naiveHitsAddr = kseg0 + 0x414  // asm: interrupts taken inside the naive window
+	naiveHitsAddr = kseg0 + 0x414  // asm: interrupts taken inside the naive window after the loop found no work
 	nestFrameAddr = kseg0 + 0x500  // asm: registers of a nested (kernel) fault, 40 words
 	pgdAddr       = kseg0 + 0x1000 // asm: page directory, 1024 entries x 4 MiB
 	// 0x2000-0x303f holds QEMU's argv/env blob; read once at boot.

@@ -158,6 +158,7 @@ type kstate struct {
 	bootCount  uint32 // Count at entry
 	calibTicks uint32 // Count ticks spent calibrating the clock at boot
 	stats      kstats
+	hz         hazardState // test hooks (-tags gowrt_hazard); empty in the shipped kernel
 	ramSize    uint32
 	boardName  [16]byte
 	cmdline    [256]byte
@@ -173,9 +174,8 @@ type kstats struct {
 
 // Kernel command-line switches.
 const (
-	kfTrace          = 1 << iota // print every system call
-	kfNaiveIdle                  // do not register the idle window (tests the race)
-	kfNoSig                      // do not deliver signals (asyncpreemptoff)
-	kfTest                       // allow the deliberate kernel-fault call (tests)
-	kfNoCompareGuard             // trust Compare writes (tests the QEMU race the guard closes)
+	kfTrace     = 1 << iota // print every system call
+	kfNaiveIdle             // do not register the idle window (tests the race)
+	kfNoSig                 // do not deliver signals (asyncpreemptoff)
+	kfTest                  // allow the deliberate kernel-fault call (tests)
 )

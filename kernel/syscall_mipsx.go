@@ -196,6 +196,9 @@ func (k *kstate) syscall(fr *frame) (fast, yield bool) {
 		// exception path must dump registers and halt.
 		ok(fr, *mem32(uintptr(a0)))
 	default:
+		if k.hazardSyscall(fr, t, nr, a0, a1) {
+			break
+		}
 		d, errno := Classify(nr)
 		if d == Unknown {
 			k.logUnknown(nr)

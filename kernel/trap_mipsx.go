@@ -306,17 +306,20 @@ func (k *kstate) pick(now int64, yield bool) (next int32, others int) {
 }
 
 // arm programs Compare for deadline (or the wrap horizon). It reports false
-// if the deadline passed while Compare was being written (QEMU 7.2 loses
-// such a deadline until Count wraps: cpu_mips_store_compare in
-// target/mips/sysemu/cp0_timer.c; Linux's mips_next_event in
-// arch/mips/kernel/cevt-r4k.c checks the same way): the caller must re-run.
+// if the deadline had passed by the time the write landed: the timer
+// interrupt is raised when Count becomes equal to Compare, so a value Count
+// is already past would be matched only after Count wraps (2^32 ticks,
+// 25.8 s at QEMU's rate; likewise on hardware; Linux's mips_next_event in
+// arch/mips/kernel/cevt-r4k.c checks the same way). The caller must then
+// re-run its deadline processing instead of waiting for the interrupt.
 //
 //go:nosplit
 func (k *kstate) arm(now, deadline int64) bool {
 	if deadline == 0 || deadline-now > horizonNs {
 		deadline = now + horizonNs
 	}
-	if deadline == k.armed && deadline > now {
+	late := k.hazardLateWrite(deadline) // test hook: always false in the shipped kernel
+	if deadline == k.armed && deadline > now && !late {
 		return true
 	}
 	// Convert against a fresh clock reading (Count is in k.lastCount).
@@ -329,12 +332,17 @@ func (k *kstate) arm(now, deadline int64) bool {
 		ticks = 1
 	}
 	c := k.lastCount + ticks
+	if late {
+		k.hazardHold(c)
+	}
 	writeCompare(c)
 	k.stats.timerWrites++
 	k.armed = deadline
-	if k.flags&kfNoCompareGuard != 0 {
-		return true // test switch: trust the write (do not even read Count)
+	if k.hazardTrustWrite() { // test hook: always false in the shipped kernel
+		return true
 	}
+	// The guard: if Count has reached c, the write may have landed too
+	// late to be matched.
 	if int32(readCount()-c) >= 0 {
 		k.stats.timerMissed++
 		k.armed = 0

@@ -22,11 +22,11 @@ type Cache struct {
 }
 
 // Build returns the image of pkg for the named board, building it on the
-// first request.
-func (c *Cache) Build(board, pkg string) (string, error) {
+// first request. Extra go build flags (such as -tags) make a separate image.
+func (c *Cache) Build(board, pkg string, goflags ...string) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	key := board + " " + pkg
+	key := strings.Join(append([]string{board, pkg}, goflags...), " ")
 	if p, ok := c.built[key]; ok {
 		return p, nil
 	}
@@ -39,7 +39,7 @@ func (c *Cache) Build(board, pkg string) (string, error) {
 	if dir == "" {
 		dir = "."
 	}
-	if err := Build(context.Background(), b, dir, pkg, out); err != nil {
+	if err := Build(context.Background(), b, dir, pkg, out, goflags...); err != nil {
 		return "", fmt.Errorf("build %s for %s: %w", pkg, board, err)
 	}
 	if c.built == nil {

@@ -119,8 +119,23 @@ func disassemble(t *testing.T, img string) map[string]*fn {
 	return funcs
 }
 
+// TestTrapDiscipline walks the shipped kernel and the kernel built with the
+// boot tests' hazard hooks (-tags gowrt_hazard), whose hooks run in trap
+// context too. The shipped kernel must not contain the hooks at all.
 func TestTrapDiscipline(t *testing.T) {
-	img := buildImage(t, "malta-be", "./examples/hello")
+	for _, tags := range []string{"", "gowrt_hazard"} {
+		name, flags := "shipped", []string(nil)
+		if tags != "" {
+			name, flags = tags, []string{"-tags", tags}
+		}
+		t.Run(name, func(t *testing.T) {
+			img := buildImage(t, "malta-be", "./examples/hello", flags...)
+			checkTrapDiscipline(t, img, tags != "")
+		})
+	}
+}
+
+func checkTrapDiscipline(t *testing.T, img string, hazardHooks bool) {
 	funcs := disassemble(t, img)
 	roots := []string{
 		"github.com/gowrt/gowrt/kernel.trapEntry",
@@ -177,6 +192,20 @@ func TestTrapDiscipline(t *testing.T) {
 		t.Error(b)
 	}
 	t.Logf("%d functions reachable from the trap entry", len(from))
+	hooks := 0
+	for s := range funcs {
+		if strings.HasPrefix(s, "github.com/gowrt/gowrt/kernel.") && strings.Contains(s, "hazard") {
+			hooks++
+			if !hazardHooks {
+				t.Errorf("the shipped kernel contains the hazard hook %s", s)
+			} else if _, reached := from[s]; !reached {
+				t.Errorf("hazard hook %s is not reachable from the trap entry: the walk did not check it", s)
+			}
+		}
+	}
+	if hazardHooks && hooks == 0 {
+		t.Error("no hazard hook in the gowrt_hazard kernel (all inlined?): nothing shows the walk covered them")
+	}
 	// The checker must be able to fail: a function known to allocate
 	// must be flagged when walked the same way.
 	if forbidden("runtime.mallocgc") == "" || forbidden("runtime.panicBounds32") == "" ||

@@ -40,10 +40,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildImage builds pkg for board once per test binary run.
-func buildImage(t testing.TB, board, pkg string) string {
+// buildImage builds pkg for board once per test binary run; goflags are
+// extra go build flags (such as -tags).
+func buildImage(t testing.TB, board, pkg string, goflags ...string) string {
 	t.Helper()
-	p, err := images.Build(board, pkg)
+	p, err := images.Build(board, pkg, goflags...)
 	if err != nil {
 		t.Fatal(err)
 	}

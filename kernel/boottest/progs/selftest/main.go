@@ -87,24 +87,7 @@ func main() {
 			line, err := bufio.NewReader(os.Stdin).ReadString('\n')
 			fmt.Printf("echo: %q %v\n", line, err)
 		case a == "timerrace":
-			// Short futex timeouts, swept by 1 ns: many deadlines pass
-			// while the kernel writes Compare.
-			var word uint32
-			var worst time.Duration
-			for d := int32(0); d < 3000; d++ {
-				ts := struct {
-					sec  int64
-					nsec int32
-					_    int32
-				}{nsec: d}
-				t0 := time.Now()
-				syscall.RawSyscall6(4422, uintptr(unsafe.Pointer(&word)), 128, 0, uintptr(unsafe.Pointer(&ts)), 0, 0)
-				if el := time.Since(t0); el > worst {
-					worst = el
-				}
-			}
-			st, _ := kernel.ReadIdleStats()
-			fmt.Printf("timerrace: 3000 sleeps of 0-3 us, longest %v; %d deadlines passed while writing Compare\n", worst, st.TimerMissed)
+			failed += timerRace()
 		case a == "stackoverflow":
 			// The default limit (250 MB on 32-bit) exceeds a 32 MiB
 			// board, which would end in out-of-memory instead.
@@ -168,6 +151,82 @@ func main() {
 
 //go:noinline
 func panicNow(msg string) { panic(msg) }
+
+// Kernel hazard hooks (kernels built with -tags gowrt_hazard).
+const (
+	sysGowrtHazard    = 4906
+	hazardOpHeld      = 0
+	hazardOpGuard     = 1
+	hazardOpLateSleep = 2
+	lateSleeps        = 5
+	lateSleepNs       = 100_000
+)
+
+// timerRace makes lateSleeps sleeps during which a Compare write lands
+// late: the kernel holds back the write it makes for the CPU to idle until
+// Count has passed the value it writes, so the deadline passes inside the
+// write by construction. With the kernel's guard (it re-reads Count after
+// the write) every sleep ends on time; without it (kcompare=noguard) the
+// timer interrupt comes only when Count wraps round to the value again,
+// 2^32 ticks later. The kernel's clock cannot see that stall (it extends
+// Count to 64 bits only when it reads it, and nothing runs until the
+// interrupt), so each sleep is also timed by the RTC. A sleep the kernel
+// spent without idling (the runtime's sysmon thread was running) has no
+// late write and is repeated.
+func timerRace() int {
+	hazard := func(op, arg uintptr) (uintptr, syscall.Errno) {
+		r, _, e := syscall.RawSyscall(sysGowrtHazard, op, arg, 0)
+		return r, e
+	}
+	guard, e := hazard(hazardOpGuard, 0)
+	if e != 0 {
+		fmt.Println("FAIL timerrace: kernel without hazard hooks (build with -tags gowrt_hazard):", e)
+		return 1
+	}
+	mode := "on"
+	if guard == 0 {
+		mode = "off"
+	}
+	var tries, caught, stalled int
+	var rtcTotal int64
+	var longest time.Duration
+	for i := 0; i < lateSleeps; i++ {
+		for {
+			if tries++; tries > 100*lateSleeps {
+				fmt.Println("FAIL timerrace: the kernel never held a Compare write back")
+				return 1
+			}
+			held0, _ := hazard(hazardOpHeld, 0)
+			st0, _ := kernel.ReadIdleStats()
+			r0 := soc.RTCUnix()
+			t0 := time.Now()
+			if _, e := hazard(hazardOpLateSleep, lateSleepNs); e != 0 {
+				fmt.Println("FAIL timerrace: late sleep:", e)
+				return 1
+			}
+			el := time.Since(t0)
+			rtc := soc.RTCUnix() - r0
+			st1, _ := kernel.ReadIdleStats()
+			if held1, _ := hazard(hazardOpHeld, 0); held1 == held0 {
+				continue
+			}
+			if st1.TimerMissed != st0.TimerMissed {
+				caught++
+			}
+			if rtc >= 20 { // a Count wrap is 25.8 s at QEMU's rate
+				stalled++
+			}
+			rtcTotal += rtc
+			if el > longest {
+				longest = el
+			}
+			break
+		}
+	}
+	fmt.Printf("timerrace: guard %s: %d sleeps of %v with a late Compare write (%d tries); %d caught by the guard, %d stalled until Count wrapped; %d s by the RTC, longest %v by the kernel clock\n",
+		mode, lateSleeps, time.Duration(lateSleepNs), tries, caught, stalled, rtcTotal, longest)
+	return 0
+}
 
 func run(c check) int {
 	start := time.Now()
