@@ -69,4 +69,12 @@ func TestUserNetForward(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("gowrt run: %v", err)
 	}
+	// gowrt says where the page is only once it answers, after the
+	// firmware's own start-up lines.
+	out := console.String()
+	announce := strings.Index(out, fmt.Sprintf("gowrt: the firmware's port 80 answers at %s", url))
+	up := strings.Index(out, "router: board malta, LAN up")
+	if announce < 0 || up < 0 || announce < up {
+		t.Errorf("the page's address is not announced after the router came up (announce at %d, LAN up at %d):\n%s", announce, up, out)
+	}
 }
