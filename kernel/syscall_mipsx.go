@@ -2,8 +2,6 @@
 
 package kernel
 
-import "github.com/gowrt/gowrt/soc/malta"
-
 // Flags and constants of the Linux mips ABI used below.
 const (
 	futexWait       = 0
@@ -229,7 +227,7 @@ func (k *kstate) exit(code int32) {
 	kputs("gowrt: exit ")
 	kputdec(code)
 	kputs("\n")
-	malta.Reset()
+	platformReset()
 	waitForever()
 }
 

@@ -11,3 +11,6 @@ func Inb(p uintptr) uint8
 func Outb(p uintptr, v uint8)
 
 func store32(a uintptr, v uint32)
+
+// readCount reads CP0 Count.
+func readCount() uint32

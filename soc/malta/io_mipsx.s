@@ -36,3 +36,9 @@ TEXT ·store32(SB),NOSPLIT|NOFRAME,$0-8
 	MOVW	R3, 0(R1)
 	SYNC
 	RET
+
+// func readCount() uint32
+TEXT ·readCount(SB),NOSPLIT|NOFRAME,$0-4
+	MOVW	M9, R1
+	MOVW	R1, ret+0(FP)
+	RET
