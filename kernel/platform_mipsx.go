@@ -117,3 +117,7 @@ func platformIntrSetLevel(line int, level bool) bool
 // platformReset resets the board; under QEMU with -no-reboot it ends the
 // emulator. The kernel halts if it returns. Trap.
 func platformReset()
+
+// platformPowerOff turns the board off where it can; the kernel halts if
+// it returns (a router that cannot switch itself off). Trap.
+func platformPowerOff()

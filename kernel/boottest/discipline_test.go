@@ -173,7 +173,7 @@ func disassemble(t *testing.T, img string) map[string]*fn {
 // implementation, or it did not check it.
 var trapHooks = []string{
 	"platformPutc", "platformGetc", "platformIntrPoll", "platformIntrMask", "platformIntrUnmask",
-	"platformIntrEOI", "platformIntrPending", "platformIntrSetLevel", "platformReset",
+	"platformIntrEOI", "platformIntrPending", "platformIntrSetLevel", "platformReset", "platformPowerOff",
 }
 
 // bootHooks run only at boot, before traps are live: no allocation, no

@@ -35,3 +35,22 @@ func TestNoSoCLinkError(t *testing.T) {
 	}
 	t.Logf("link error:\n%s", msg)
 }
+
+// TestReboot: reboot(2) reaches the platform's power-off and reset hooks.
+// On malta, power-off goes through the PIIX4's ACPI PM1 control and QEMU
+// shuts down; had the hook not worked, the kernel would say "halted" and
+// wait forever (the boot would time out); restart is the FPGA soft reset,
+// which ends QEMU under -no-reboot.
+func TestReboot(t *testing.T) {
+	for _, board := range arches {
+		img := buildImage(t, board, selftest)
+		for _, what := range []string{"poweroff", "restart"} {
+			r := boot(t, board, img, 32, "reboot:"+what)
+			want := map[string]string{"poweroff": "gowrt: power off", "restart": "gowrt: restart"}[what]
+			r.mustContain(t, "selftest: reboot "+what, want)
+			if strings.Contains(r.out, "halted") || strings.Contains(r.out, "reboot returned") {
+				t.Errorf("%s reboot:%s:\n%s", board, what, r.out)
+			}
+		}
+	}
+}

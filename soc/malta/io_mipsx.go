@@ -12,5 +12,9 @@ func Outb(p uintptr, v uint8)
 
 func store32(a uintptr, v uint32)
 
+func load32(a uintptr) uint32
+
+func store16(a uintptr, v uint16)
+
 // readCount reads CP0 Count.
 func readCount() uint32

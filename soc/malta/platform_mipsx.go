@@ -122,3 +122,7 @@ func platformIntrSetLevel(line int, level bool) bool {
 //go:linkname platformReset github.com/gowrt/gowrt/kernel.platformReset
 //go:nosplit
 func platformReset() { Reset() }
+
+//go:linkname platformPowerOff github.com/gowrt/gowrt/kernel.platformPowerOff
+//go:nosplit
+func platformPowerOff() { PowerOff() }
