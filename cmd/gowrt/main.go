@@ -2,7 +2,7 @@
 // host process or on QEMU malta as a bare-metal image.
 //
 //	gowrt run   [-board sim|malta-be|malta-le] [flags] PKG
-//	gowrt build [-board malta-be|malta-le] -o FILE PKG
+//	gowrt build [-board malta-be|malta-le|ar71xx] -o FILE PKG
 //	gowrt help
 //
 // PKG is a firmware main package: it imports its board package, e.g.
@@ -10,7 +10,8 @@
 // github.com/gowrt/gowrt/board/sim (sim mode). gowrt checks that before it
 // builds, and says what to change when it is not so. The bare-metal boards
 // and how their images are linked and booted are defined in
-// internal/image (Boards); boards QEMU cannot emulate are built, not run.
+// internal/image (Boards); boards QEMU cannot emulate (ar71xx) are built,
+// not run.
 //
 // On malta, run builds PKG with the stock Go toolchain (GOOS=linux
 // GOARCH=mips|mipsle GOMIPS=softfloat, gowrt's link layout) into a

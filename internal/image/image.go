@@ -83,6 +83,15 @@ var Boards = map[string]Board{
 		TextAddr: KernelText, DataAddr: KernelData, Entry: KernelEntry,
 		Fixup: FixupELF, QEMU: "qemu-system-mipsel", Machine: "malta",
 	},
+	// AR71xx-family SoCs are big-endian MIPS32 24K/74K cores. U-Boot
+	// loads an ELF with bootelf like QEMU's -kernel does; QEMU has no
+	// machine for these SoCs, so the images are built, not booted.
+	"ar71xx": {
+		Name: "ar71xx", Doc: "any AR71xx-family SoC (AR71xx to QCA955x), big-endian; build only",
+		GOARCH: "mips", Package: "github.com/gowrt/gowrt/board/ar71xx",
+		TextAddr: KernelText, DataAddr: KernelData, Entry: KernelEntry,
+		Fixup: FixupELF,
+	},
 }
 
 // Names returns the board names, sorted.

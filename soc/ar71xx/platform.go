@@ -7,9 +7,9 @@ package ar71xx
 // reset controller, RAM size by address aliasing.
 //
 // The code is generic over Phys, the register access, so that the same
-// functions run on bare metal (instantiated with constant kseg1
-// addresses and bound to the kernel's hooks) and against the ar71xxsim
-// models in tests (ar71xxsim.Phys). The hooks
+// functions run on bare metal (soc/ar71xx/baremetal instantiates them
+// with constant kseg1 addresses and binds them to the kernel's hooks)
+// and against the ar71xxsim models in tests (ar71xxsim.Phys). The hooks
 // run in trap context and before the data segment is mapped: this code
 // uses only its arguments, constants and the registers, never a package
 // variable (Identify's tables are variables; FamilyOf is the trap-safe
