@@ -138,9 +138,10 @@ func checkImageLayout(t *testing.T, b image.Board, img string) {
 
 // TestReboot: reboot(2) reaches the platform's power-off and reset hooks.
 // On malta, power-off goes through the PIIX4's ACPI PM1 control and QEMU
-// shuts down; had the hook not worked, the kernel would say "halted" and
-// wait forever (the boot would time out); restart is the FPGA soft reset,
-// which ends QEMU under -no-reboot.
+// shuts down; restart is the FPGA soft reset, which ends QEMU under
+// -no-reboot. Both requests take effect a moment later, so the kernel may
+// print "halted" first; had a hook done nothing, it would wait forever
+// after that and the boot would time out.
 func TestReboot(t *testing.T) {
 	for _, board := range arches {
 		img := buildImage(t, board, selftest)
@@ -148,7 +149,7 @@ func TestReboot(t *testing.T) {
 			r := boot(t, board, img, 32, "reboot:"+what)
 			want := map[string]string{"poweroff": "gowrt: power off", "restart": "gowrt: restart"}[what]
 			r.mustContain(t, "selftest: reboot "+what, want)
-			if strings.Contains(r.out, "halted") || strings.Contains(r.out, "reboot returned") {
+			if strings.Contains(r.out, "reboot returned") {
 				t.Errorf("%s reboot:%s:\n%s", board, what, r.out)
 			}
 		}
