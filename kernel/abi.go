@@ -13,6 +13,7 @@ const (
 	sysGetpid          = 4020
 	sysKill            = 4037
 	sysBrk             = 4045
+	sysReboot          = 4088
 	sysIoctl           = 4054
 	sysFcntl           = 4055
 	sysMmap            = 4090
@@ -115,7 +116,7 @@ func Classify(nr uint32) (Disposition, uint32) {
 		sysClockGettime, sysClockGettime64, sysClockGetres, sysTgkill,
 		sysKill, sysGetrandom, sysGowrtInfo, sysGowrtIRQ,
 		sysGowrtIRQWait, sysGowrtIdleStats, sysGowrtCrash, sysGowrtDMAAlloc,
-		sysSetitimer:
+		sysSetitimer, sysReboot:
 		return Handled, 0
 	case sysOpen, sysOpenat, sysStat64, sysLstat64:
 		// No file system: the runtime's cgroup and hugepage probes and

@@ -47,7 +47,8 @@ func ReadIdleStats() (IdleStats, error) {
 }
 
 // IRQ line control, used by board packages to implement intr.Source and
-// intr.Controller on top of the kernel.
+// intr.Controller on top of the kernel. Lines are those of the platform's
+// root interrupt controller, numbered by its SoC package.
 
 // IRQOpen starts delivering line (it stays masked until IRQUnmask).
 func IRQOpen(line int) error { return irqOp(irqOpOpen, line) }
@@ -61,13 +62,19 @@ func IRQMask(line int) error { return irqOp(irqOpMask, line) }
 // IRQUnmask unmasks line.
 func IRQUnmask(line int) error { return irqOp(irqOpUnmask, line) }
 
+// IRQAck acknowledges line after its handler cleared the device's cause,
+// for controllers whose requests latch (intr.Controller.Ack). The kernel
+// also ends the line's service when it takes it, so controllers that do
+// not latch need no Ack.
+func IRQAck(line int) error { return irqOp(irqOpAck, line) }
+
 // IRQPending returns the controller's raw request bits.
 func IRQPending() uint64 {
-	r, _, e := syscall.RawSyscall(sysGowrtIRQ, irqOpPend, 0, 0)
+	lo, hi, e := syscall.RawSyscall(sysGowrtIRQ, irqOpPend, 0, 0)
 	if e != 0 {
 		return 0
 	}
-	return uint64(r)
+	return uint64(lo) | uint64(hi)<<32
 }
 
 func irqOp(op uintptr, line int) error {

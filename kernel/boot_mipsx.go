@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"github.com/gowrt/gowrt/idle"
-	"github.com/gowrt/gowrt/soc/malta"
 )
 
 // ELF program-header facts (the image's own headers are loaded at imageBase
@@ -47,7 +46,7 @@ func bootFail(msg string) {
 	kputs("gowrt: boot: ")
 	kputs(msg)
 	kputs("\n")
-	malta.Reset()
+	platformReset()
 	waitForever()
 }
 
@@ -65,7 +64,7 @@ func boot(argc, argv, envp, memsize uint32) (sp, status uint32) {
 	k.baseTicks = uint64(k.bootCount)
 	k.kernG[0], k.kernG[1], k.kernG[2], k.kernG[3] = kstackBase, kstackTop, kstackBase+4096, kstackBase+4096
 	k.idleG = k.kernG
-	copy(k.boardName[:], "malta")
+	copy(k.boardName[:], platformName())
 	// Any exception before the program runs is a kernel bug: make the
 	// trap entry treat it as nested (dump and halt).
 	*mem32(inTrapAddr) = 1
@@ -90,10 +89,13 @@ func boot(argc, argv, envp, memsize uint32) (sp, status uint32) {
 	tlbEntries := (readConfig1()>>25)&63 + 1
 	tlbInit(tlbEntries)
 
-	// RAM reachable through kseg0: QEMU passes the low size in a3.
-	ram := uintptr(memsize)
-	if ram == 0 || ram > 256<<20 {
+	// RAM reachable through kseg0.
+	ram := uintptr(platformRAM(memsize)) &^ (pageSize - 1)
+	if ram > 256<<20 {
 		ram = 256 << 20
+	}
+	if ram < 4<<20 {
+		bootFail("the platform reports less than 4 MiB of RAM")
 	}
 	k.ramSize = uint32(ram)
 	k.mem.ramTop = ram
@@ -167,19 +169,37 @@ func boot(argc, argv, envp, memsize uint32) (sp, status uint32) {
 	}
 	k.addVMA(k.mem.dataStart, k.mem.dataEnd, protRead|protWrite)
 
-	// Interrupt controller: everything masked except the cascade and the
-	// console; the console interrupts on received data.
-	malta.PICInit()
-	k.picMask = 0xffff &^ (1<<malta.IRQCascade | 1<<malta.IRQCOM1)
-	malta.PICSetMask(k.picMask)
-	malta.UARTEnableRX()
+	// Interrupt controllers: every line masked but the console's.
+	k.rootPins = platformInit() & 0x7c // IP2-IP6: IP0/1 are software, IP7 the timer
+	n, con, reserved := platformIntrLines()
+	if n < 0 || n > maxIRQ {
+		bootFail("the platform's interrupt controller has more than 64 lines")
+	}
+	k.irqLines = int32(n)
+	k.consoleLine = -1
+	if con >= 0 && con < n {
+		k.consoleLine = int32(con)
+	}
+	k.reservedLines = reserved
+	for l := 0; l < n; l++ {
+		if reserved&(1<<uint(l)) == 0 && int32(l) != k.consoleLine {
+			k.pinsMasked |= platformIntrMask(l) & k.rootPins
+		}
+	}
+	if k.consoleLine >= 0 {
+		k.pinsMasked &^= platformIntrUnmask(int(k.consoleLine)) & k.rootPins
+	}
 
-	// Clock: calibrate Count against the i8254 (10 ms), wall time from
-	// the RTC.
+	// Clock: the Count rate (how long finding it took is reported), wall
+	// time from the board's RTC if it has one.
 	c0 := readCount()
-	k.setClockRate(calibrate())
+	hz := platformCountHz()
 	k.calibTicks = readCount() - c0
-	k.wallSec = malta.RTCUnix()
+	if hz == 0 {
+		bootFail("the platform reports no CP0 Count frequency")
+	}
+	k.setClockRate(hz)
+	k.wallSec = platformWallClock()
 
 	// Arguments: QEMU's argv[1] is the -append string; env holds rngseed.
 	k.parseBootArgs(uintptr(argc), uintptr(argv), uintptr(envp))
@@ -217,52 +237,12 @@ func boot(argc, argv, envp, memsize uint32) (sp, status uint32) {
 	k.threads[0].state = tRunnable
 	k.nthr = 1
 	k.cur = 0
-	k.statusRun = 1<<(stIMShift+malta.CPUIPPIC) | 1<<(stIMShift+malta.CPUIPTimer) | stEXL
+	k.setStatusRun()
 	k.arm(k.nanotime(), 0)
 
 	sp = k.buildStack()
 	*mem32(inTrapAddr) = 0
 	return sp, k.statusRun&^stEXL | stIE
-}
-
-// calibrate measures the Count frequency against the i8254 (PITHz): the
-// median of five 2 ms windows, so one host-scheduling hiccup under
-// emulation does not skew the clock.
-//
-//go:nosplit
-func calibrate() uint32 {
-	malta.PITStart()
-	var r [5]uint32
-	for w := 0; w < len(r); w++ {
-		hz, ok := calibrateWindow(malta.PITHz / 500)
-		if !ok {
-			return 166_666_667 // QEMU 7.2's rate (6 ns per tick, target/mips/cpu.c); no PIT answered
-		}
-		// insertion sort
-		i := w
-		for ; i > 0 && r[(i-1)%5] > hz; i-- {
-			r[i%5] = r[(i-1)%5]
-		}
-		r[i%5] = hz
-	}
-	return r[2]
-}
-
-//go:nosplit
-func calibrateWindow(want uint32) (uint32, bool) {
-	prev := malta.PITRead()
-	c0 := readCount()
-	elapsed := uint32(0)
-	for i := 0; i < 10_000_000 && elapsed < want; i++ {
-		cur := malta.PITRead()
-		elapsed += uint32(uint16(prev - cur))
-		prev = cur
-	}
-	c1 := readCount()
-	if elapsed < want {
-		return 0, false
-	}
-	return uint32(uint64(c1-c0) * malta.PITHz / uint64(elapsed)), true
 }
 
 //go:nosplit
@@ -291,9 +271,10 @@ func strEq(a uintptr, n uintptr, s string) bool {
 	return true
 }
 
-// parseBootArgs reads QEMU's argv/env tables (hw/mips/malta.c, load_kernel):
-// argv[1] is the -append command line, env is name/value pairs including
-// rngseed.
+// parseBootArgs reads the loader's argv/env tables, the MIPS firmware
+// convention YAMON set and QEMU's malta loader follows (hw/mips/malta.c,
+// load_kernel): argv[1] is the command line (QEMU's -append), env is
+// name/value pairs, including QEMU's rngseed.
 //
 //go:nosplit
 func (k *kstate) parseBootArgs(argc, argv, envp uintptr) {

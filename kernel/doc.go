@@ -3,7 +3,7 @@
 //
 // The package takes the reset entry (the image is linked with
 // -T 0x80101000 -D 0xc0000000 -E github.com/gowrt/gowrt/kernel.Entry, see
-// cmd/gowrt), installs the exception vectors, and then services the Linux o32
+// internal/image), installs the exception vectors, and then services the Linux o32
 // system calls the unmodified Go runtime makes: threads (clone, futex),
 // time (clock_gettime, nanosleep, a tickless Compare timer), memory (mmap,
 // munmap, madvise over a page table with demand-zero paging), the netpoller's
@@ -53,4 +53,56 @@
 //
 // A program becomes firmware by importing its board package, for example
 // import _ "github.com/gowrt/gowrt/board/malta".
+//
+// # Platform hooks
+//
+// The kernel knows no board. What differs between boards it asks of
+// platform hooks, functions it declares without bodies
+// (platform_mipsx.go, which is the contract) and the SoC package of the
+// board being built defines, binding each to the kernel's name with a push
+// //go:linkname, the way TamaGo's board packages provide its runtime's
+// hooks: the console (put and get a character), the root interrupt
+// controller with N lines (poll, mask, unmask, end of interrupt, pending,
+// trigger mode), the CP0 Count rate, the RAM size, wall time from an RTC,
+// reset and power-off. The boot hooks (name, RAM, controller set-up and
+// description, Count rate, wall time) run once before traps are live; the
+// rest run in trap context under the kernel's own rules (nosplit, no
+// allocation, no write barriers, no panics, no Go variables: only
+// constants, arguments and the registers). kernel/boottest walks the
+// linked image from the trap entry into the hooks' implementations, and
+// TestPlatformHookSignatures checks every provider's signatures against
+// the declarations, which the linker does not. A program that links no
+// SoC package does not link: the linker names each missing hook
+// ("relocation target github.com/gowrt/gowrt/kernel.platformPutc not
+// defined").
+//
+// What is the same on every MIPS32 board is not a hook: cache geometry
+// and TLB size (Config1), the Count/Compare timer on IP7, the boot
+// arguments (the MIPS firmware convention: argc, argv, envp in a0-a2).
+//
+// Providers: soc/malta (i8259 pair, COM1, PIT-measured Count, MC146818
+// RTC, FPGA soft reset, PIIX4 power-off) and soc/ar71xx/baremetal (the
+// AR71xx family's UART, CPU pins and MISC controller, Count from the PLL
+// registers, reset controller).
+//
+// # Adding a board or SoC
+//
+// Nothing in this package changes. For a new SoC, write its provider: a
+// package that defines every hook of platform_mipsx.go with exactly that
+// signature, each preceded by
+//
+//	//go:linkname platformPutc github.com/gowrt/gowrt/kernel.platformPutc
+//	//go:nosplit
+//
+// and reaching its registers through constant kseg1 addresses (assembly
+// loads and stores, so the compiler cannot merge or drop them). Put the
+// register logic where it can be tested against the SoC's hardware model,
+// as soc/ar71xx does (generic over its register access, instantiated with
+// kseg1 in soc/ar71xx/baremetal and with the ar71xxsim model in tests).
+// For a new board on a known SoC, write the board package: it imports
+// this package and the SoC's provider, registers itself with package board
+// and wires its devices. Then add the board's image definition (GOARCH,
+// link layout, the loader's view, the QEMU machine if any) to
+// internal/image's Boards, and give kernel/boottest's discipline walk an
+// image of it (TestBuildOnlyBoards does this for boards QEMU cannot boot).
 package kernel

@@ -2,8 +2,6 @@
 
 package kernel
 
-import "github.com/gowrt/gowrt/soc/malta"
-
 // File descriptors: 0-2 are the console, the rest are eventfds and epoll
 // instances (what the runtime's netpoller needs). There is no file system.
 
@@ -388,32 +386,47 @@ func (k *kstate) fdReady(fd uint32) {
 	}
 }
 
-// Interrupt lines for goroutines (the intr.Source contract, see irq.go).
+// Interrupt lines for goroutines (the intr.Source contract; board packages
+// build their intr.Controller on these calls). Lines are the platform root
+// controller's (platform_mipsx.go).
 const (
 	irqOpOpen   = 1 // start delivering the line (it stays masked until unmask)
 	irqOpClose  = 2 // stop delivering; wakes a waiter with EBADF
 	irqOpMask   = 3
 	irqOpUnmask = 4
-	irqOpAck    = 5 // EOI is sent when the line is taken; nothing to do
-	irqOpPend   = 6 // returns the i8259 request register (IRR) of both chips
-	irqOpEdge   = 7 // edge-triggered (ELCR bit clear)
-	irqOpLevel  = 8 // level-triggered (ELCR bit set)
+	irqOpAck    = 5 // after the handler: clear a request the controller latched
+	irqOpPend   = 6 // the controller's raw request bits (low word in v0, high in v1)
+	irqOpEdge   = 7 // edge-triggered
+	irqOpLevel  = 8 // level-triggered
 )
+
+// irqLine reports whether line is one the kernel hands out.
+//
+//go:nosplit
+func (k *kstate) irqLine(line uint32) bool {
+	return line < uint32(k.irqLines) && int32(line) != k.consoleLine && k.reservedLines&(1<<line) == 0
+}
 
 //go:nosplit
 func (k *kstate) irqOp(fr *frame, op, line uint32) {
-	if line >= 16 || line == malta.IRQCascade || line == malta.IRQCOM1 {
+	if op == irqOpPend {
+		p := platformIntrPending((readCause() >> stIMShift) & k.rootPins)
+		ok(fr, uint32(p))
+		fr[3] = uint32(p >> 32)
+		return
+	}
+	if !k.irqLine(line) {
 		fail(fr, eINVAL)
 		return
 	}
-	bit := uint16(1) << line
+	bit := uint64(1) << line
 	switch op {
 	case irqOpOpen:
 		k.irqEnabled |= bit
 	case irqOpClose:
 		k.irqEnabled &^= bit
-		k.irqFired[line] = 0
-		k.picMask |= bit
+		k.irqFired[line&(maxIRQ-1)] = 0
+		k.maskLine(int(line))
 		for i := int32(0); i < k.nthr; i++ {
 			t := k.th(i)
 			if t.state == tBlocked && t.wait == wIRQ && t.waddr == uintptr(line) {
@@ -421,33 +434,26 @@ func (k *kstate) irqOp(fr *frame, op, line uint32) {
 			}
 		}
 	case irqOpMask:
-		k.picMask |= bit
+		k.maskLine(int(line))
 	case irqOpUnmask:
-		k.picMask &^= bit
+		k.unmaskLine(int(line))
 	case irqOpAck:
+		platformIntrEOI(int(line))
 	case irqOpEdge, irqOpLevel:
-		if op == irqOpLevel {
-			k.elcr |= bit
-		} else {
-			k.elcr &^= bit
+		if !platformIntrSetLevel(int(line), op == irqOpLevel) {
+			fail(fr, eINVAL)
+			return
 		}
-		malta.SetELCR(k.elcr)
-	case irqOpPend:
-		malta.Outb(malta.PortPIC1, 0x0a) // OCW3: read IRR
-		malta.Outb(malta.PortPIC2, 0x0a)
-		ok(fr, uint32(malta.Inb(malta.PortPIC2))<<8|uint32(malta.Inb(malta.PortPIC1)))
-		return
 	default:
 		fail(fr, eINVAL)
 		return
 	}
-	malta.PICSetMask(k.picMask)
 	ok(fr, 0)
 }
 
 //go:nosplit
 func (k *kstate) irqWait(fr *frame, t *thread, line uint32) {
-	if line >= 16 || k.irqEnabled&(1<<line) == 0 {
+	if line >= maxIRQ || k.irqEnabled&(1<<line) == 0 {
 		fail(fr, eBADF)
 		return
 	}

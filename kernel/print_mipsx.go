@@ -2,17 +2,15 @@
 
 package kernel
 
-import "github.com/gowrt/gowrt/soc/malta"
-
 // Console output for the kernel itself: polled, allocation-free, usable in
 // trap context. Newlines become CR LF, like a Linux tty with ONLCR.
 
 //go:nosplit
 func kputc(c byte) {
 	if c == '\n' {
-		malta.UARTPutc('\r')
+		platformPutc('\r')
 	}
-	malta.UARTPutc(c)
+	platformPutc(c)
 }
 
 //go:nosplit

@@ -9,6 +9,7 @@ const (
 	maxVMA     = 512
 	rxSize     = 1024 // console receive ring (power of two)
 	numSig     = 65   // signals 1..64 are tracked
+	maxIRQ     = 64   // lines of the platform's root interrupt controller (power of two)
 	idleTid    = -1
 )
 
@@ -138,13 +139,18 @@ type kstate struct {
 
 	sigact [128]sigaction
 
-	rx         [rxSize]byte
-	rxr, rxw   uint32
-	picMask    uint16
-	irqFired   [16]uint32
-	irqTaken   [16]uint32 // low 32 bits of CLOCK_MONOTONIC ns when the line was last taken
-	elcr       uint16     // level-triggered lines (i8259 ELCR)
-	irqEnabled uint16     // lines opened through the intr Source
+	rx       [rxSize]byte
+	rxr, rxw uint32
+
+	// The platform's root interrupt controller (platform_mipsx.go).
+	rootPins      uint32 // CPU pins it signals on (bit n = IPn)
+	pinsMasked    uint32 // of those, pins masked because a line that is a pin is
+	irqLines      int32
+	consoleLine   int32  // -1: none
+	reservedLines uint64 // lines the platform keeps (a cascade)
+	irqEnabled    uint64 // lines opened through the intr Source
+	irqFired      [maxIRQ]uint32
+	irqTaken      [maxIRQ]uint32 // low 32 bits of CLOCK_MONOTONIC ns when the line was last taken
 
 	unknownSeen [16]uint32 // syscalls 4000..4511 already logged
 

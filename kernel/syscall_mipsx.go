@@ -2,8 +2,6 @@
 
 package kernel
 
-import "github.com/gowrt/gowrt/soc/malta"
-
 // Flags and constants of the Linux mips ABI used below.
 const (
 	futexWait       = 0
@@ -136,6 +134,8 @@ func (k *kstate) syscall(fr *frame) (fast, yield bool) {
 		return false, true
 	case sysExitGroup:
 		k.exit(int32(a0))
+	case sysReboot:
+		k.reboot(fr, a0, a1, a2)
 	case sysUname:
 		k.uname(fr, uintptr(a0))
 	case sysSchedYield:
@@ -229,7 +229,50 @@ func (k *kstate) exit(code int32) {
 	kputs("gowrt: exit ")
 	kputdec(code)
 	kputs("\n")
-	malta.Reset()
+	platformReset()
+	waitForever()
+}
+
+// reboot(2) commands and magic numbers (Linux include/uapi/linux/reboot.h).
+const (
+	rebootMagic1   = 0xfee1dead
+	rebootRestart  = 0x01234567
+	rebootHalt     = 0xcdef0123
+	rebootPowerOff = 0x4321fedc
+	rebootCADOn    = 0x89abcdef
+	rebootCADOff   = 0x00000000
+)
+
+// reboot restarts, halts or powers off the board (the platform's reset and
+// power-off hooks); Ctrl-Alt-Del settings are accepted and ignored.
+//
+//go:nosplit
+func (k *kstate) reboot(fr *frame, magic1, magic2, cmd uint32) {
+	switch magic2 {
+	case 672274793, 85072278, 369367448, 537993216: // LINUX_REBOOT_MAGIC2, 2A, 2B, 2C
+	default:
+		magic1 = 0
+	}
+	if magic1 != rebootMagic1 {
+		fail(fr, eINVAL)
+		return
+	}
+	switch cmd {
+	case rebootCADOn, rebootCADOff:
+		ok(fr, 0)
+		return
+	case rebootRestart:
+		kputs("gowrt: restart\n")
+		platformReset()
+	case rebootPowerOff:
+		kputs("gowrt: power off\n")
+		platformPowerOff()
+	case rebootHalt:
+	default:
+		fail(fr, eINVAL)
+		return
+	}
+	kputs("gowrt: halted\n")
 	waitForever()
 }
 

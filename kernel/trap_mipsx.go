@@ -2,8 +2,6 @@
 
 package kernel
 
-import "github.com/gowrt/gowrt/soc/malta"
-
 // Status and Cause bits (MIPS32 PRA).
 const (
 	stIE      = 1 << 0
@@ -11,6 +9,7 @@ const (
 	stBEV     = 1 << 22
 	stIMShift = 8
 	causeIP   = 0xff << 8
+	pinTimer  = 7 // CP0 Count/Compare interrupt pin (IntCtl.IPTI on MIPS32R2 cores)
 	causeBD   = 1 << 31
 )
 
@@ -99,46 +98,84 @@ func trap() {
 func (k *kstate) interrupt() {
 	k.stats.interrupts++
 	pend := readCause() & readStatus() & causeIP
-	if pend&(1<<(stIMShift+malta.CPUIPPIC)) != 0 {
-		for n := 0; n < 16; n++ {
-			irq := malta.PICPoll()
-			if irq < 0 {
+	pins := pend >> stIMShift
+	if root := pins & k.rootPins; root != 0 {
+		// Each line taken is masked, so the poll moves on; the bound
+		// keeps a controller that misbehaves from holding the CPU.
+		for n := 0; n < maxIRQ; n++ {
+			line := platformIntrPoll(root)
+			if line < 0 {
 				break
 			}
-			k.irq(irq)
+			root &^= k.irq(line)
 		}
 	}
-	if pend&(3<<stIMShift) != 0 { // software interrupts: just clear them
+	if pins&3 != 0 { // software interrupts: just clear them
 		writeCause(readCause() &^ (3 << stIMShift))
 	}
 	// IP7 (timer) needs nothing here: schedule() processes deadlines and
 	// rewrites Compare, which clears the interrupt.
-	if pend&(1<<(stIMShift+malta.CPUIPTimer)) != 0 {
+	if pins&(1<<pinTimer) != 0 {
 		k.armed = 0
 	}
 }
 
-// irq handles one i8259 line taken by PICPoll.
+// setStatusRun derives the Status threads run with: the root controller's
+// pins but those masked for a line, the timer, EXL (cleared on the way
+// out by ERET).
 //
 //go:nosplit
-func (k *kstate) irq(irq int) {
-	line := uint(irq) & 15
+func (k *kstate) setStatusRun() {
+	k.statusRun = (k.rootPins&^k.pinsMasked|1<<pinTimer)<<stIMShift | stEXL
+}
+
+// maskLine masks line at the controller or, for a line that is a CPU pin,
+// in Status.
+//
+//go:nosplit
+func (k *kstate) maskLine(line int) (pins uint32) {
+	pins = platformIntrMask(line) & k.rootPins
+	if pins != 0 {
+		k.pinsMasked |= pins
+		k.setStatusRun()
+	}
+	return pins
+}
+
+//go:nosplit
+func (k *kstate) unmaskLine(line int) {
+	if pins := platformIntrUnmask(line) & k.rootPins; pins != 0 {
+		k.pinsMasked &^= pins
+		k.setStatusRun()
+	}
+}
+
+// irq handles one line taken by platformIntrPoll and returns the CPU pins
+// it masked.
+//
+//go:nosplit
+func (k *kstate) irq(irq int) (pins uint32) {
 	if k.flags&kfTrace != 0 {
 		kputs("[irq ")
 		kputdec(int32(irq))
 		kputs("]\n")
 	}
-	if line == malta.IRQCOM1 {
+	if irq >= int(k.irqLines) || k.reservedLines&(1<<uint(irq)) != 0 {
+		// Not a line the kernel hands out: end it and carry on.
+		platformIntrEOI(irq)
+		return 0
+	}
+	line := uint(irq) & (maxIRQ - 1)
+	if int32(line) == k.consoleLine {
 		k.consoleRX()
-		malta.PICEOI(irq)
-		return
+		platformIntrEOI(irq)
+		return 0
 	}
 	// A line delivered to a goroutine through the intr contract: mask it
 	// at the controller, remember it fired, wake its waiter. The handler
 	// goroutine unmasks it when done.
-	k.picMask |= 1 << line
-	malta.PICSetMask(k.picMask)
-	malta.PICEOI(irq)
+	pins = k.maskLine(irq)
+	platformIntrEOI(irq)
 	// Count it even if nobody has opened the line yet (the Dispatcher
 	// unmasks before its goroutine's first Wait): it is delivered by the
 	// first Wait, never lost. The line stays masked until then.
@@ -154,20 +191,21 @@ func (k *kstate) irq(irq int) {
 			break
 		}
 	}
+	return pins
 }
 
-// consoleRX drains the UART into the receive ring and wakes a reader.
+// consoleRX drains the console into the receive ring and wakes a reader.
 //
 //go:nosplit
 func (k *kstate) consoleRX() {
 	got := false
 	for n := 0; n < rxSize; n++ {
-		c, ok := malta.UARTGetc()
-		if !ok {
+		c := platformGetc()
+		if c < 0 {
 			break
 		}
 		if k.rxw-k.rxr < rxSize {
-			k.rx[k.rxw&(rxSize-1)] = c
+			k.rx[k.rxw&(rxSize-1)] = byte(c)
 			k.rxw++
 		}
 		got = true

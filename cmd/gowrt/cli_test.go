@@ -20,7 +20,8 @@ func TestCLIMistakes(t *testing.T) {
 		{[]string{"run"}, 2, []string{"which package?"}},
 		{[]string{"run", "../../examples/hello", "../../examples/router"}, 2, []string{"one package expected"}},
 		{[]string{"run", "-bogus", "../../examples/hello"}, 2, []string{"flag provided but not defined: -bogus"}},
-		{[]string{"run", "-board", "foo", "../../examples/hello"}, 2, []string{`unknown board "foo"`, "sim, malta-be, malta-le"}},
+		{[]string{"run", "-board", "foo", "../../examples/hello"}, 2, []string{`unknown board "foo"`, "sim, ar71xx, malta-be, malta-le"}},
+		{[]string{"run", "-board", "ar71xx", "../../examples/hello"}, 2, []string{"board ar71xx cannot be booted under QEMU", "gowrt build -board ar71xx -o FILE"}},
 		{[]string{"run", "-board", "malta-be", "-m", "0", "../../examples/hello"}, 2, []string{"-m 0", "16 to 2048 MiB"}},
 		{[]string{"run", "-board", "malta-be", "-m", "3", "../../examples/hello"}, 2, []string{"-m 3", "16 to 2048 MiB"}},
 		{[]string{"run", "-board", "malta-be", "-m", "4096", "../../examples/hello"}, 2, []string{"-m 4096"}},
@@ -37,6 +38,8 @@ func TestCLIMistakes(t *testing.T) {
 		{[]string{"run", "-board", "malta-le", "."}, 1, []string{"imports no malta board package", `import _ "github.com/gowrt/gowrt/board/malta"`}},
 		{[]string{"build", "-board", "malta-le", "-o", "x.elf", "."}, 1, []string{`import _ "github.com/gowrt/gowrt/board/malta"`}},
 		{[]string{"run", "-board", "malta-le", "./no/such/package"}, 1, []string{"no/such/package"}},
+		{[]string{"build", "-board", "ar71xx", "-o", "x.elf", "../../examples/hello"}, 1, []string{"imports no ar71xx board package", `import _ "github.com/gowrt/gowrt/board/ar71xx"`}},
+		{[]string{"run", "../../soc/ar71xx/testdata/fw"}, 1, []string{"bare-metal ar71xx firmware", "QEMU cannot boot it", "gowrt build -board ar71xx -o FILE"}},
 	} {
 		var stdout, stderr strings.Builder
 		code := gowrt(tc.args, &stdout, &stderr)

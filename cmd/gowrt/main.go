@@ -2,13 +2,16 @@
 // host process or on QEMU malta as a bare-metal image.
 //
 //	gowrt run   [-board sim|malta-be|malta-le] [flags] PKG
-//	gowrt build [-board malta-be|malta-le] -o FILE PKG
+//	gowrt build [-board malta-be|malta-le|ar71xx] -o FILE PKG
 //	gowrt help
 //
 // PKG is a firmware main package: it imports its board package, e.g.
 // github.com/gowrt/gowrt/board/malta (bare metal) or
 // github.com/gowrt/gowrt/board/sim (sim mode). gowrt checks that before it
-// builds, and says what to change when it is not so.
+// builds, and says what to change when it is not so. The bare-metal boards
+// and how their images are linked and booted are defined in
+// internal/image (Boards); boards QEMU cannot emulate (ar71xx) are built,
+// not run.
 //
 // On malta, run builds PKG with the stock Go toolchain (GOOS=linux
 // GOARCH=mips|mipsle GOMIPS=softfloat, gowrt's link layout) into a
@@ -30,7 +33,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/gowrt/gowrt/internal/image"
@@ -52,9 +54,7 @@ Boards:
              drivers against hardware models of an AR9344 with two Ethernet
              MACs; as root its ports are the TAP devices gowrt-lan and
              gowrt-wan (created down: bring them up and address them)
-  malta-be   QEMU malta, big-endian MIPS32 24Kc (qemu-system-mips)
-  malta-le   QEMU malta, little-endian (qemu-system-mipsel)
-
+%s
 Flags of run:
   -board BOARD      sim, malta-be or malta-le (default sim)
   -append ARGS      malta: the kernel command line, i.e. the firmware's
@@ -69,8 +69,9 @@ Flags of run:
                     is forwarded); needs no root
 
 Flags of build:
-  -board BOARD      malta-be or malta-le (default malta-be)
-  -o FILE           the image to write (an ELF QEMU's -kernel boots)
+  -board BOARD      a bare-metal board (default malta-be)
+  -o FILE           the image to write (an ELF QEMU's -kernel or U-Boot's
+                    bootelf loads)
 
 run exits with the firmware's exit code; 124 after -timeout, 128+N when
 stopped by signal N. Examples:
@@ -98,7 +99,7 @@ func gowrt(args []string, stdout, stderr io.Writer) int {
 	var ue usageError
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprintf(stdout, usageText, minMemMiB, maxMemMiB)
+		fmt.Fprintf(stdout, usageText, boardHelp(), minMemMiB, maxMemMiB)
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "gowrt: %s\nRun 'gowrt help' for usage.\n", ue.msg)
@@ -152,14 +153,18 @@ func parse(fs *flag.FlagSet, args []string) (string, error) {
 	return "", usagef("%s: one package expected, got %q (flags go before the package)", fs.Name(), fs.Args())
 }
 
-// boardNames lists every board run accepts, sim first.
+// boardNames lists every board gowrt knows, sim first.
 func boardNames() string {
-	names := make([]string, 0, len(image.Boards))
-	for n := range image.Boards {
-		names = append(names, n)
+	return "sim, " + strings.Join(image.Names(), ", ")
+}
+
+// boardHelp describes the bare-metal boards for the help text.
+func boardHelp() string {
+	var b strings.Builder
+	for _, n := range image.Names() {
+		fmt.Fprintf(&b, "  %-10s %s\n", n, image.Boards[n].Doc)
 	}
-	sort.Strings(names)
-	return "sim, " + strings.Join(names, ", ")
+	return b.String()
 }
 
 func build(args []string, stderr io.Writer) error {
@@ -180,7 +185,7 @@ func build(args []string, stderr io.Writer) error {
 	if *out == "" {
 		return usagef("build: -o FILE is required (where to write the image)")
 	}
-	return buildMalta(context.Background(), b, pkg, *out, stderr)
+	return buildImage(context.Background(), b, pkg, *out, stderr)
 }
 
 func run(args []string, stdout, stderr io.Writer) (int, error) {
@@ -210,6 +215,9 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	b, ok := image.Boards[*boardName]
 	if !ok {
 		return 2, usagef("run: unknown board %q (boards: %s)", *boardName, boardNames())
+	}
+	if !b.Bootable() {
+		return 2, usagef("run: board %s cannot be booted under QEMU (QEMU emulates no such machine): build its image with gowrt build -board %s -o FILE %s and load it on the board", b.Name, b.Name, pkg)
 	}
 	if *mem < minMemMiB || *mem > maxMemMiB {
 		return 2, usagef("run: -m %d: malta boots gowrt in %d to %d MiB of RAM", *mem, minMemMiB, maxMemMiB)

@@ -27,13 +27,13 @@ const (
 	maxMemMiB = 2048
 )
 
-// buildMalta checks that pkg is malta firmware and builds its image.
-func buildMalta(ctx context.Context, b image.Board, pkg, out string, log io.Writer) error {
-	p, err := inspect(pkg, "GOOS=linux", "GOARCH="+b.GOARCH, "GOMIPS=softfloat")
+// buildImage checks that pkg is firmware for board b and builds its image.
+func buildImage(ctx context.Context, b image.Board, pkg, out string, log io.Writer) error {
+	p, err := inspect(pkg, b.Env()...)
 	if err != nil {
 		return err
 	}
-	if err := checkMalta(p, pkg); err != nil {
+	if err := checkBoard(p, pkg, b); err != nil {
 		return err
 	}
 	fmt.Fprintf(log, "gowrt: building %s for %s (GOARCH=%s; the first build takes a minute)\n", pkg, b.Name, b.GOARCH)
@@ -73,7 +73,7 @@ func runMalta(r maltaRun) (int, error) {
 	defer os.RemoveAll(dir)
 
 	img := filepath.Join(dir, "firmware.elf")
-	if err := buildMalta(ctx, r.board, r.pkg, img, r.stderr); err != nil {
+	if err := buildImage(ctx, r.board, r.pkg, img, r.stderr); err != nil {
 		if code, why := stopped(ctx); why != nil {
 			return code, why
 		}
@@ -97,7 +97,7 @@ func runMalta(r maltaRun) (int, error) {
 	if err := cmd.Start(); err != nil {
 		return 1, fmt.Errorf("%s: %w (is QEMU installed? see the README's test command)", r.board.QEMU, err)
 	}
-	fmt.Fprintf(r.stderr, "gowrt: booting on %s -M malta -m %d (pid %d); Ctrl-C stops it\n", r.board.QEMU, m.MemMiB, cmd.Process.Pid)
+	fmt.Fprintf(r.stderr, "gowrt: booting on %s -M %s -m %d (pid %d); Ctrl-C stops it\n", r.board.QEMU, r.board.Machine, m.MemMiB, cmd.Process.Pid)
 	if r.fwdPort > 0 {
 		go announcePage(ctx, r.fwdPort, r.stderr)
 	}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"strings"
+
+	"github.com/gowrt/gowrt/internal/image"
 )
 
 const (
 	modulePath = "github.com/gowrt/gowrt"
-	maltaBoard = modulePath + "/board/malta"
 	simBoard   = modulePath + "/board/sim"
 )
 
@@ -61,10 +63,11 @@ func inspect(pkg string, env ...string) (pkgInfo, error) {
 	return p, nil
 }
 
-// checkMalta says what is missing when pkg cannot become a malta image.
-func checkMalta(p pkgInfo, pkg string) error {
-	if !p.imports(maltaBoard) {
-		return fmt.Errorf("%s imports no malta board package, so its image would have no kernel to boot: add\n\timport _ %q\nto it to make it malta firmware", pkg, maltaBoard)
+// checkBoard says what is missing when pkg cannot become an image for b.
+func checkBoard(p pkgInfo, pkg string, b image.Board) error {
+	if !p.imports(b.Package) {
+		kind := path.Base(b.Package)
+		return fmt.Errorf("%s imports no %s board package, so its image would have no kernel to boot: add\n\timport _ %q\nto it to make it %s firmware", pkg, kind, b.Package, kind)
 	}
 	return nil
 }
@@ -74,8 +77,21 @@ func checkSim(p pkgInfo, pkg string) error {
 	if p.imports(simBoard) {
 		return nil
 	}
-	if p.imports(maltaBoard) {
-		return fmt.Errorf("%s is bare-metal malta firmware (it imports board/malta, not board/sim): run it with -board malta-be or -board malta-le", pkg)
+	for _, name := range image.Names() {
+		b := image.Boards[name]
+		if !p.imports(b.Package) {
+			continue
+		}
+		var use []string
+		for _, n := range image.Names() {
+			if image.Boards[n].Package == b.Package {
+				use = append(use, "-board "+n)
+			}
+		}
+		if !b.Bootable() {
+			return fmt.Errorf("%s is bare-metal %s firmware (it imports %s, not board/sim), and QEMU cannot boot it: build its image with gowrt build %s -o FILE %s", pkg, path.Base(b.Package), strings.TrimPrefix(b.Package, modulePath+"/"), use[0], pkg)
+		}
+		return fmt.Errorf("%s is bare-metal %s firmware (it imports %s, not board/sim): run it with %s", pkg, path.Base(b.Package), strings.TrimPrefix(b.Package, modulePath+"/"), strings.Join(use, " or "))
 	}
 	return fmt.Errorf("%s imports no board package: add\n\timport _ %q\nto run it on the sim board (or board/malta to boot it on QEMU with -board malta-be)", pkg, simBoard)
 }

@@ -34,6 +34,7 @@ var Deterministic = []string{"-icount", "shift=0,sleep=off", "-rtc", "clock=vm",
 
 // Machine is one QEMU malta machine.
 type Machine struct {
+	// Board is a bootable board (image.Board.Bootable).
 	Board  image.Board
 	Kernel string // the firmware image (ELF)
 	MemMiB int    // RAM; 0 means 128
@@ -63,7 +64,7 @@ func (m Machine) Args() []string {
 		nic = "user,restrict=on"
 	}
 	args := []string{
-		"-M", "malta", "-cpu", CPU, "-m", strconv.Itoa(mem),
+		"-M", m.Board.Machine, "-cpu", CPU, "-m", strconv.Itoa(mem),
 		"-kernel", m.Kernel,
 		"-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot",
 		// The malta board puts the first NIC, if it is a pcnet, in PCI

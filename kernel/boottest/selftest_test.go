@@ -36,7 +36,7 @@ func TestSelftest(t *testing.T) {
 				got[m[2]] = m[1]
 			}
 			for _, c := range []string{"goroutines", "mutex", "gc", "sleep", "ticker", "select", "rand",
-				"nilderef", "preempt", "fmt", "maps", "waitgroup", "args", "walltime", "mmap", "nilpage", "sigbus", "unknown", "divzero", "threads"} {
+				"nilderef", "preempt", "fmt", "maps", "waitgroup", "args", "walltime", "mmap", "nilpage", "sigbus", "unknown", "divzero", "threads", "reboot"} {
 				if got[c] != "PASS" {
 					t.Errorf("%s -m %d: check %s: %q", board, mem, c, got[c])
 				}

@@ -224,3 +224,112 @@ const (
 	GPIOFunc71xx    = 0x28
 	GPIOFunc934x    = 0x6C // AR934x/QCA955x
 )
+
+// CPU clock configuration in the PLL block, per family (Linux
+// arch/mips/include/asm/mach-ath79/ar71xx_regs.h and arch/mips/ath79/
+// clock.c; FreeBSD sys/mips/atheros/*_chip.c, *_detect_sys_frequency).
+// The CP0 Count register counts at half the CPU clock on these 24K/74K
+// cores (Linux arch/mips/ath79/setup.c, plat_time_init).
+
+// AR71xx CPU_CONFIG (0x00): PLL = (FB+1) x 40 MHz, CPU = PLL / (CPU_DIV+1).
+const (
+	PLLFBShift71xx     = 3
+	PLLFBMask71xx      = 0x1F
+	PLLCPUDivShift71xx = 16
+	PLLCPUDivMask71xx  = 0x3
+	RefHz71xx          = 40_000_000
+)
+
+// AR724x and AR913x CPU_CONFIG (0x00): CPU = 40 MHz x FB / (REF_DIV x 2)
+// (Linux ar724x_clk_init, which current Linux uses for AR913x too; older
+// trees and FreeBSD's ar91xx_chip.c compute AR913x as FB x 5 MHz, the
+// same for the REF_DIV of 4 it runs with).
+const (
+	PLLFBMask724x      = 0x3FF // bits 9:0
+	PLLRefDivShift724x = 10
+	PLLRefDivMask724x  = 0xF
+	RefHz724x          = 40_000_000
+)
+
+// AR933x CPU_CONFIG (0x00) and CLOCK_CTRL (0x08): CPU = ref / REFDIV x
+// NINT >> OUTDIV (an OUTDIV of 0 counts as 1) / (CPU_DIV+1); BYPASS runs
+// the CPU at the reference clock, 25 or 40 MHz by the bootstrap pins.
+const (
+	PLLNIntShift933x   = 10
+	PLLNIntMask933x    = 0x3F
+	PLLRefDivShift933x = 16
+	PLLRefDivMask933x  = 0x1F
+	PLLOutDivShift933x = 23
+	PLLOutDivMask933x  = 0x7
+	PLLClockCtrl933x   = 0x08
+	PLLClockBypass933x = 1 << 2
+	PLLCPUDivShift933x = 5
+	PLLCPUDivMask933x  = 0x3
+	Bootstrap933xRef40 = 1 << 0 // in RstBootstrap933x: 40 MHz reference, else 25
+	RefHz25            = 25_000_000
+	RefHz40            = 40_000_000
+)
+
+// AR934x and QCA955x: a CPU PLL and a DDR PLL, each ref / REFDIV x (NINT +
+// NFRAC / 2^fraction bits) >> OUTDIV, and a clock control register that
+// picks the CPU clock's PLL (or the reference clock) and its post
+// divider: CPU = PLL / (CPU_POST_DIV+1). The reference is 25 or 40 MHz by
+// the bootstrap pins.
+const (
+	PLLCPUConfig934x      = 0x00 // CPU_PLL_CONFIG
+	PLLDDRConfig934x      = 0x04 // DDR_PLL_CONFIG
+	PLLClkCtrl934x        = 0x08 // AR934x CPU_DDR_CLK_CTRL, QCA955x CLK_CTRL
+	Bootstrap934xRef40    = 1 << 4
+	PLLNFracMask934x      = 0x3F // CPU_PLL_CONFIG bits 5:0, 6 fraction bits
+	PLLNIntShift934x      = 6
+	PLLNIntMask934x       = 0x3F
+	PLLRefDivShift934x    = 12
+	PLLRefDivMask934x     = 0x1F
+	PLLOutDivShift934x    = 19
+	PLLOutDivMask934x     = 0x3
+	PLLDDRNFracMask934x   = 0x3FF // DDR_PLL_CONFIG bits 9:0, 10 fraction bits
+	PLLDDRNIntShift934x   = 10
+	PLLDDRNIntMask934x    = 0x3F
+	PLLDDRRefDivShift934x = 16
+	PLLDDRRefDivMask934x  = 0x1F
+	PLLDDROutDivShift934x = 23
+	PLLDDROutDivMask934x  = 0x7
+	ClkCtrlCPUBypass934x  = 1 << 2
+	ClkCtrlPostDivShift   = 5 // CPU_POST_DIV
+	ClkCtrlPostDivMask    = 0x1F
+	// ClkCtrlCPUFromCPUPLL selects the CPU PLL on AR934x. On QCA955x
+	// the bit of the same name selects the DDR PLL when set: Linux's
+	// qca955x_clocks_init and FreeBSD's qca955x_chip.c both read it
+	// that way, whatever its name says.
+	ClkCtrlCPUFromCPUPLL = 1 << 20
+)
+
+// AR934x SRIF block: when its CPU (DDR) DPLL2 has LOCAL_PLL set, the CPU
+// (DDR) PLL is the SRIF's DPLL1, with 18 fraction bits, and the PLL block's
+// CPU_PLL_CONFIG (DDR_PLL_CONFIG) does not count (Linux ar934x_clocks_init,
+// since "MIPS: ath79: Fix CPU/DDR frequency calculation for SRIF PLLs").
+const (
+	PhysSRIF934x        = 0x1811_6000
+	SRIFCPUDPLL1        = 0x1C0
+	SRIFCPUDPLL2        = 0x1C4
+	SRIFDDRDPLL1        = 0x240
+	SRIFDDRDPLL2        = 0x244
+	SRIFDPLL1RefDivSh   = 27
+	SRIFDPLL1RefDivMask = 0x1F
+	SRIFDPLL1NIntShift  = 18
+	SRIFDPLL1NIntMask   = 0x1FF
+	SRIFDPLL1NFracMask  = 0x3FFFF
+	SRIFDPLL2LocalPLL   = 1 << 30
+	SRIFDPLL2OutDivSh   = 13
+	SRIFDPLL2OutDivMask = 0x7
+)
+
+// The 16550 interrupt enable bit for received data (ERBFI, IER bit 0), and
+// the AR933x UART's interrupt bits (FreeBSD ar933x_uart.h; Linux
+// drivers/tty/serial/ar933x_uart.c acknowledges RX_VALID by writing it to
+// INT).
+const (
+	UARTIERRDA          = 1 << 0
+	UART933xIntRXValid  = 1 << 0 // in INT and INT_EN
+	UART933xCSHostIntEn = 1 << 13
+)

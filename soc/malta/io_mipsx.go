@@ -11,3 +11,10 @@ func Inb(p uintptr) uint8
 func Outb(p uintptr, v uint8)
 
 func store32(a uintptr, v uint32)
+
+func load32(a uintptr) uint32
+
+func store16(a uintptr, v uint16)
+
+// readCount reads CP0 Count.
+func readCount() uint32

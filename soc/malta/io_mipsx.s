@@ -36,3 +36,27 @@ TEXT ·store32(SB),NOSPLIT|NOFRAME,$0-8
 	MOVW	R3, 0(R1)
 	SYNC
 	RET
+
+// func load32(a uintptr) uint32
+TEXT ·load32(SB),NOSPLIT|NOFRAME,$0-8
+	MOVW	a+0(FP), R1
+	SYNC
+	MOVW	0(R1), R3
+	SYNC
+	MOVW	R3, ret+4(FP)
+	RET
+
+// func store16(a uintptr, v uint16)
+TEXT ·store16(SB),NOSPLIT|NOFRAME,$0-6
+	MOVW	a+0(FP), R1
+	MOVHU	v+4(FP), R3
+	SYNC
+	MOVH	R3, 0(R1)
+	SYNC
+	RET
+
+// func readCount() uint32
+TEXT ·readCount(SB),NOSPLIT|NOFRAME,$0-4
+	MOVW	M9, R1
+	MOVW	R1, ret+0(FP)
+	RET

@@ -12,3 +12,5 @@ func Inb(p uintptr) uint8 { panic("malta: port I/O off MIPS") }
 func Outb(p uintptr, v uint8) { panic("malta: port I/O off MIPS") }
 
 func store32(a uintptr, v uint32) { panic("malta: MMIO off MIPS") }
+
+func readCount() uint32 { panic("malta: CP0 off MIPS") }

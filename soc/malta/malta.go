@@ -1,8 +1,10 @@
 // Package malta holds the facts and the register-level code for the parts of
 // QEMU's MIPS Malta board (PIIX4 south bridge, GT-64120, FPGA) that the
-// bare-metal kernel needs at boot and in trap context: the COM1 16550 console,
-// the i8259 interrupt-controller pair, the MC146818 RTC, the i8254 PIT (used
-// to calibrate the CP0 counter) and the FPGA soft-reset register.
+// bare-metal kernel needs at boot and in trap context, and provides the
+// kernel's platform hooks (platform_mipsx.go) from them: the COM1 16550
+// console, the i8259 interrupt-controller pair as the root interrupt
+// controller, the MC146818 RTC (wall time), the i8254 PIT (to measure the
+// CP0 Count rate) and the FPGA soft-reset register.
 //
 // Addresses are those after QEMU's -kernel stub has moved the GT-64120
 // windows to the YAMON layout (ISA I/O at physical 0x18000000): QEMU
@@ -80,7 +82,8 @@ const (
 	icw1Init  = 0x11 // ICW1: edge, cascade, ICW4 needed
 	icw4_8086 = 0x01
 	ocw3Poll  = 0x0c // poll command: next read returns 0x80|irq if pending
-	ocw2EOI   = 0x20 // non-specific EOI
+	ocw3IRR   = 0x0a // next read of the command port returns the request register
+	ocw2SEOI  = 0x60 // specific EOI: | level (0-7)
 )
 
 // UARTPutc transmits c on COM1, polling THRE (bounded, so a dead UART cannot
@@ -142,6 +145,23 @@ func PICSetMask(m uint16) {
 	Outb(PortPIC2+1, uint8(m>>8))
 }
 
+// PICMask returns both interrupt mask registers (a read of the data port
+// returns the IMR; QEMU hw/intc/i8259.c, pic_ioport_read).
+//
+//go:nosplit
+func PICMask() uint16 {
+	return uint16(Inb(PortPIC2+1))<<8 | uint16(Inb(PortPIC1+1))
+}
+
+// PICRequests returns both interrupt request registers (OCW3 read IRR).
+//
+//go:nosplit
+func PICRequests() uint16 {
+	Outb(PortPIC1, ocw3IRR)
+	Outb(PortPIC2, ocw3IRR)
+	return uint16(Inb(PortPIC2))<<8 | uint16(Inb(PortPIC1))
+}
+
 // PICPoll returns the highest-priority pending IRQ and acknowledges it (it
 // enters the in-service register), or -1 if none is pending. It uses the
 // OCW3 poll command, following the slave through the cascade.
@@ -161,7 +181,7 @@ func PICPoll() int {
 	v = Inb(PortPIC2)
 	if v&0x80 == 0 {
 		// Spurious on the slave: the master still needs its EOI.
-		Outb(PortPIC1, ocw2EOI)
+		Outb(PortPIC1, ocw2SEOI|IRQCascade)
 		return -1
 	}
 	return 8 + int(v&7)
@@ -185,14 +205,33 @@ func SetELCR(level uint16) {
 	Outb(PortELCR2, uint8(level>>8)&elcr2Mask)
 }
 
-// PICEOI ends the in-service period of irq (slave first, then master).
+// ELCR returns the level-triggered lines (the ELCR ports read back, QEMU
+// hw/intc/i8259.c, elcr_ioport_read).
+//
+//go:nosplit
+func ELCR() uint16 {
+	return uint16(Inb(PortELCR2))<<8 | uint16(Inb(PortELCR1))
+}
+
+// ELCRWritable are the lines whose trigger mode can be chosen: the others
+// are edge-triggered only.
+const ELCRWritable = elcr2Mask<<8 | elcr1Mask
+
+// PICEOI ends the in-service period of irq: a specific EOI on the slave
+// for its lines, then on the master for the line itself or the cascade.
+// A specific EOI for a level that is not in service changes nothing
+// (QEMU hw/intc/i8259.c clears that one ISR bit), so a repeated EOI is
+// harmless, unlike a non-specific one, which would end whatever else is in
+// service.
 //
 //go:nosplit
 func PICEOI(irq int) {
 	if irq >= 8 {
-		Outb(PortPIC2, ocw2EOI)
+		Outb(PortPIC2, ocw2SEOI|uint8(irq&7))
+		Outb(PortPIC1, ocw2SEOI|IRQCascade)
+		return
 	}
-	Outb(PortPIC1, ocw2EOI)
+	Outb(PortPIC1, ocw2SEOI|uint8(irq&7))
 }
 
 // PITStart runs channel 0 as a free-running rate generator over 65536 counts.

@@ -121,6 +121,7 @@ func TestBoard(t *testing.T) {
 			out := boot(t, board, img, fl, "set:lan.ipaddr:10.7.0.1")
 			t.Logf("boot 1: %v", time.Since(start))
 			mustContain(t, out,
+				"board: registered malta",
 				"pci: 00:00.0 11ab:4620 class 060000",
 				"pci: 00:0a.0 8086:7110 class 060100",
 				"pci: 00:0a.2 8086:7112 class 0c0300 rev 01 irq 11 bar4 io",

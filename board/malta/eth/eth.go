@@ -1,5 +1,5 @@
-// Package eth registers QEMU malta as a gowrt board with its Ethernet port:
-// the on-board AMD PCnet-PCI II (PCI 00:0b.0, i8259 IRQ 10) as port "lan".
+// Package eth adds the Ethernet port to the malta board (board/malta): the
+// on-board AMD PCnet-PCI II (PCI 00:0b.0, i8259 IRQ 10) as port "lan".
 //
 // Firmware that needs networking imports it instead of board/malta:
 //
@@ -9,10 +9,7 @@
 // not link the driver, gVisor's buffers and the net adapter.
 package eth
 
-import (
-	"github.com/gowrt/gowrt/board"
-	"github.com/gowrt/gowrt/board/malta"
-)
+import "github.com/gowrt/gowrt/board/malta"
 
 // Board is the malta board with its Ethernet port.
 type Board struct{}
@@ -20,4 +17,4 @@ type Board struct{}
 // Name implements board.Board.
 func (Board) Name() string { return malta.Name }
 
-func init() { board.Register(Board{}) }
+func init() { malta.SetPorts(Board{}.Ports) }

@@ -1,8 +1,11 @@
-// Package ar71xxsim models the AR71xx-family SoC blocks that drivers depend
-// on, on top of hwsim: the DDR controller's per-master write buffers and
-// their flush registers, the reset block (REV_ID, RESET_MODULE, watchdog)
-// with the MISC interrupt controller, and the PLL/GMAC configuration
-// registers.
+// Package ar71xxsim models the AR71xx-family SoC blocks that drivers and
+// the kernel's platform hooks depend on, on top of hwsim: the DDR
+// controller's per-master write buffers and their flush registers, the
+// reset block (REV_ID, RESET_MODULE, watchdog, bootstrap pins) with the
+// MISC interrupt controller, the PLL block (and the AR934x's SRIF PLLs) as
+// a boot loader leaves it for a given CPU clock, the GMAC configuration
+// registers and the console UART. Phys puts the blocks at their physical
+// addresses for the platform code in package ar71xx.
 //
 // Hazards reproduced:
 //
@@ -17,6 +20,8 @@
 //     to it; a line that is unmasked without that ack fires again at once,
 //     forever (the AR934x hang). On AR71xx/AR913x the status follows the
 //     source and writes to it are ignored, so an ack is harmless.
+//   - The console UART's transmitter is busy for a while after each byte:
+//     a byte written without waiting is lost (UART).
 package ar71xxsim
 
 import (
@@ -37,9 +42,11 @@ type SoC struct {
 	Reset *Reset
 	PLL   *Regs
 	GMAC  *Regs
+	UART  *UART
+	SRIF  *Regs // AR934x only
 
-	// Regions as the driver sees them.
-	DDRRegion, ResetRegion, PLLRegion, GMACRegion *hwsim.Region
+	// Regions as the driver sees them (SRIFRegion is nil but on AR934x).
+	DDRRegion, ResetRegion, PLLRegion, GMACRegion, UARTRegion, SRIFRegion *hwsim.Region
 }
 
 // Config selects the chip and the model's hostility.
@@ -48,6 +55,13 @@ type Config struct {
 	// NoWriteBuffer makes DMA writes reach memory at once (for tests of
 	// other hazards, and to model a SoC without the problem).
 	NoWriteBuffer bool
+	// Clock is how the PLL block is programmed.
+	Clock Clock
+	// HooksTakeInterrupts: the code under test plays the kernel's trap
+	// side (the platform hooks poll, mask and acknowledge the MISC
+	// controller themselves), so the model only latches and reports
+	// status; it neither masks lines nor wakes intr.Sources.
+	HooksTakeInterrupts bool
 }
 
 // New builds the SoC model on sys and maps its register blocks.
@@ -59,12 +73,22 @@ func New(sys *hwsim.System, cfg Config) (*SoC, error) {
 	s := &SoC{sys: sys, Info: info, PLL: &Regs{}, GMAC: &Regs{}}
 	s.DDR = newDDR(sys, info, cfg.NoWriteBuffer)
 	s.Reset = newReset(sys, info, cfg.Rev)
+	s.Reset.hooksTake = cfg.HooksTakeInterrupts
+	s.UART = newUART(sys, info, s.Reset)
 	// Every register this family's drivers touch in these blocks lies
 	// below 0x100; mapping less than the 64 KiB block keeps models cheap.
 	s.DDRRegion = sys.Bus.Map("ddr", modelBlock, s.DDR)
 	s.ResetRegion = sys.Bus.Map("reset", modelBlock, s.Reset)
 	s.PLLRegion = sys.Bus.Map("pll", modelBlock, s.PLL)
 	s.GMACRegion = sys.Bus.Map("gmac", modelBlock, s.GMAC)
+	s.UARTRegion = sys.Bus.Map("uart", modelBlock, s.UART)
+	if info.Family == ar71xx.AR934x {
+		s.SRIF = &Regs{}
+		s.SRIFRegion = sys.Bus.Map("srif", srifSize, s.SRIF)
+	}
+	if err := s.programClock(cfg.Clock); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -98,6 +122,15 @@ func (r *Regs) WriteReg(off uint32, width int, val uint32) {
 
 // Get returns a register's value (lock held or model quiescent).
 func (r *Regs) Get(off uint32) uint32 { return r.v[off] }
+
+// set stores a register's value as the hardware (or a boot loader) left
+// it, without counting it as a driver write.
+func (r *Regs) set(off, v uint32) {
+	if r.v == nil {
+		r.v = make(map[uint32]uint32)
+	}
+	r.v[off] = v
+}
 
 func mask(width int) uint32 {
 	if width == 4 {

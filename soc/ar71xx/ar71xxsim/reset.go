@@ -23,6 +23,10 @@ type Reset struct {
 	rev   uint32
 	regs  Regs
 	latch bool // status bits latch until cleared (AR724x and later)
+	// hooksTake: the code under test takes the interrupts (Config).
+	hooksTake bool
+	// chipResets counts FULL_CHIP resets requested.
+	chipResets int
 
 	source  uint32 // MISC sources currently asserted by devices
 	status  uint32
@@ -86,6 +90,9 @@ func (r *Reset) visibleStatus() uint32 {
 // take is the trap side: every pending unmasked line is masked and
 // delivered to its goroutine.
 func (r *Reset) take() {
+	if r.hooksTake {
+		return
+	}
 	ready := r.visibleStatus() & r.maskReg
 	for line := 0; ready != 0; line++ {
 		bit := uint32(1) << line
@@ -147,8 +154,36 @@ func (r *Reset) WriteReg(off uint32, width int, val uint32) {
 		r.maskReg = val
 		r.take()
 		return
+	case r.resetModule():
+		if val&resetFullChip != 0 {
+			r.chipResets++
+		}
 	}
 	r.regs.WriteReg(off, width, val)
+}
+
+// The model's own facts about RESET_MODULE: at 0x24 on AR71xx, 0x1C on
+// every later family (where 0x1C is AR71xx's PCI interrupt mask); bit 24
+// resets the whole chip (Linux ar71xx_regs.h, FreeBSD ar71xxreg.h,
+// ar724xreg.h, ar91xxreg.h, ar933xreg.h, ar934xreg.h, qca955xreg.h).
+const (
+	rstModule71xx  = 0x24
+	rstModuleOther = 0x1C
+	resetFullChip  = 1 << 24
+)
+
+func (r *Reset) resetModule() uint32 {
+	if r.info.Family == ar71xx.AR71xx {
+		return rstModule71xx
+	}
+	return rstModuleOther
+}
+
+// ChipResets counts the whole-chip resets requested through RESET_MODULE.
+func (r *Reset) ChipResets() int {
+	var n int
+	r.sys.Do(func() { n = r.chipResets })
+	return n
 }
 
 // Get returns a plain register's value (RESET_MODULE, watchdog).

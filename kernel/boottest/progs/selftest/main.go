@@ -4,8 +4,9 @@
 // boot tests (kernel/boottest) boot it under QEMU and read the console.
 //
 // Arguments select what to do: "all" (default) runs every check; "exit=N"
-// calls os.Exit(N); "panic" panics in a goroutine-rich program so the trace
-// can be checked; single check names run one check.
+// calls os.Exit(N); "reboot:poweroff" and "reboot:restart" call reboot(2);
+// "panic" panics in a goroutine-rich program so the trace can be checked;
+// single check names run one check.
 package main
 
 import (
@@ -56,6 +57,7 @@ var checks = []check{
 	{"unknown", unknownSyscall},
 	{"divzero", divZero},
 	{"threads", manyThreads},
+	{"reboot", rebootRefusals},
 }
 
 func main() {
@@ -70,6 +72,17 @@ func main() {
 			n, _ := strconv.Atoi(strings.TrimPrefix(a, "exit:"))
 			fmt.Println("selftest: exiting with", n)
 			os.Exit(n)
+		case strings.HasPrefix(a, "reboot:"):
+			what := strings.TrimPrefix(a, "reboot:")
+			cmd, ok := map[string]int{"poweroff": syscall.LINUX_REBOOT_CMD_POWER_OFF, "restart": syscall.LINUX_REBOOT_CMD_RESTART}[what]
+			if !ok {
+				fmt.Println("selftest: no reboot command", what)
+				os.Exit(2)
+			}
+			fmt.Println("selftest: reboot", what)
+			err := syscall.Reboot(cmd)
+			fmt.Println("selftest: reboot returned:", err)
+			os.Exit(1)
 		case a == "oom":
 			var keep [][]byte
 			for i := 0; ; i++ {
@@ -712,5 +725,22 @@ func manyThreads() error {
 		return fmt.Errorf("only %d threads for %d blocking system calls", in.Threads, n)
 	}
 	fmt.Printf("threads: %d kernel threads after %d concurrent blocking system calls\n", in.Threads, n)
+	return nil
+}
+
+// rebootRefusals: reboot(2) with the wrong magic fails with EINVAL, an
+// unknown command too, and switching Ctrl-Alt-Del off succeeds (and
+// changes nothing).
+func rebootRefusals() error {
+	const sysReboot = 4088
+	if _, _, e := syscall.RawSyscall6(sysReboot, 0x1234, syscall.LINUX_REBOOT_MAGIC2, syscall.LINUX_REBOOT_CMD_POWER_OFF, 0, 0, 0); e != syscall.EINVAL {
+		return fmt.Errorf("bad magic: %v, want EINVAL", e)
+	}
+	if err := syscall.Reboot(0x7777); err != syscall.EINVAL {
+		return fmt.Errorf("unknown command: %v, want EINVAL", err)
+	}
+	if err := syscall.Reboot(syscall.LINUX_REBOOT_CMD_CAD_OFF); err != nil {
+		return fmt.Errorf("CAD_OFF: %v", err)
+	}
 	return nil
 }

@@ -1,7 +1,9 @@
 //go:build mips || mipsle
 
-// Command boardtest exercises the Malta board support on QEMU: it
-// enumerates PCI through the GT-64120 (assigning BARs), probes the CFI
+// Command boardtest exercises the Malta board support on QEMU: it checks
+// that importing board/malta registered the board (without board/malta/eth
+// it has no ports), enumerates PCI through the GT-64120 (assigning BARs),
+// probes the CFI
 // boot flash, and opens the configuration store in flash. Arguments (from
 // QEMU's -append) then act on the configuration:
 //
@@ -20,6 +22,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gowrt/gowrt/board"
 	"github.com/gowrt/gowrt/board/malta"
 	"github.com/gowrt/gowrt/soc/malta/pci"
 )
@@ -28,6 +31,17 @@ const defaultLAN = "192.168.1.1"
 
 func main() {
 	failed := false
+	b, err := board.Current()
+	if err != nil || b.Name() != malta.Name {
+		fmt.Println("board: FAIL", b, err)
+		os.Exit(1)
+	}
+	if _, err := b.Ports(); err == nil {
+		fmt.Println("board: FAIL: ports without board/malta/eth")
+		os.Exit(1)
+	}
+	fmt.Println("board: registered", b.Name())
+
 	gt, devs, err := malta.PCI()
 	if err != nil {
 		fmt.Println("pci: FAIL", err)
