@@ -5,15 +5,15 @@
 // net package imports this one as gnet.
 //
 // It defines NIC, the small contract every gowrt Ethernet driver implements
-// (arge, the bridge's host port, test doubles), and Endpoint, an adapter that
-// turns any NIC into a gVisor stack.LinkEndpoint so the firmware's own
-// services (SSH, DHCP, DNS, HTTP) run on gVisor's netstack.
+// (arge, the bridge's host port, test doubles). Package net/netstack adapts
+// any NIC to gVisor's stack, so the firmware's own services (SSH, DHCP, DNS,
+// HTTP) run on gVisor's netstack.
 //
 // Buffer ownership is the centre of the contract:
 //
 //   - Receive: a driver fills a *buffer.View (gVisor's pooled, refcounted
 //     buffer) and hands it to Handler.Receive. Ownership moves with the call;
-//     the Endpoint wraps the view in a PacketBuffer with buffer.MakeWithView,
+//     the netstack Endpoint wraps the view in a PacketBuffer with buffer.MakeWithView,
 //     so the bytes the DMA engine wrote are the bytes gVisor parses: no copy.
 //     A driver replenishes its RX ring with fresh views (NewRxView).
 //   - Transmit: the caller passes a TxBuf, a gather list plus a Release hook.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/netstack"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
@@ -84,7 +85,7 @@ func (b *Board) startDemo(p *Port) error {
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, arp.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, icmp.NewProtocol4},
 	})
-	ep, err := gnet.NewEndpoint(w)
+	ep, err := netstack.NewEndpoint(w)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@
 //     delivered to the host port.
 //
 // The router's own gVisor stack joins as the host port (AddHostPort),
-// whose net.NIC is then wrapped by net.NewEndpoint.
+// whose net.NIC is then wrapped by netstack.NewEndpoint.
 //
 // Per-frame work does not allocate: parsing uses offsets, the forwarding
 // database is a fixed-size table, configuration is an immutable snapshot
@@ -88,10 +88,21 @@ type Config struct {
 	// Known unicast is never limited, nor is the host port. Default
 	// DefaultFloodRate; negative disables storm control.
 	FloodRate int
-	// Now returns a monotonic time in nanoseconds; default net.Nanotime.
-	// Tests inject a fake clock.
+	// Now returns a monotonic time in nanoseconds, read once per frame
+	// (FDB aging, storm control). The default reads the time package's
+	// monotonic clock; a platform whose clock is cheaper read another way
+	// passes that (net/router passes netstack.Nanotime, which on the
+	// gowrt kernel reads the CPU's counter instead of making a system
+	// call). Tests inject a fake clock.
 	Now func() int64
 }
+
+// clockStart is the origin of monotonic.
+var clockStart = time.Now()
+
+// monotonic is the default Config.Now: nanoseconds on the time package's
+// monotonic clock.
+func monotonic() int64 { return int64(time.Since(clockStart)) }
 
 // DefaultFloodRate is the default storm-control limit: far above what
 // ARP, DHCP, neighbour discovery and mDNS need on a home LAN, far below
@@ -231,7 +242,7 @@ func New(c Config) (*Bridge, error) {
 		c.FloodRate = 0
 	}
 	if c.Now == nil {
-		c.Now = gnet.Nanotime // a system call per read avoided on the gowrt kernel
+		c.Now = monotonic
 	}
 	b := &Bridge{
 		mac:  c.MAC,

@@ -9,7 +9,7 @@ import (
 )
 
 // HostNIC is the bridge port leading to the router's own network stack.
-// It implements net.NIC, so net.NewEndpoint turns it into the gVisor
+// It implements net.NIC, so netstack.NewEndpoint turns it into the gVisor
 // LinkEndpoint of the bridge interface (br-lan).
 //
 // Frames the bridge delivers to the host are copied once into a pooled RX

@@ -1,4 +1,4 @@
-package net
+package netstack
 
 import (
 	"encoding/binary"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	gnet "github.com/gowrt/gowrt/net"
 	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
@@ -41,8 +42,8 @@ type Stats struct {
 // gVisor NIC (which, as Linux does on carrier loss, flushes its neighbour
 // cache) and carrier gain enables it again; addresses and routes are kept.
 type Endpoint struct {
-	nic  NIC
-	caps Capabilities
+	nic  gnet.NIC
+	caps gnet.Capabilities
 
 	mu         sync.RWMutex
 	dispatcher stack.NetworkDispatcher
@@ -52,7 +53,7 @@ type Endpoint struct {
 	started    bool
 	st         *stack.Stack
 	nicID      tcpip.NICID
-	onLink     func(LinkState)
+	onLink     func(gnet.LinkState)
 	startErr   error
 
 	linkUp atomic.Bool
@@ -60,7 +61,7 @@ type Endpoint struct {
 	// Software TX queue for frames that found the ring full; FIFO in a
 	// fixed ring so queueing does not allocate.
 	txMu   sync.Mutex
-	txq    []TxBuf
+	txq    []gnet.TxBuf
 	txHead int
 	txLen  int
 
@@ -68,8 +69,8 @@ type Endpoint struct {
 }
 
 var _ stack.LinkEndpoint = (*Endpoint)(nil)
-var _ Handler = (*Endpoint)(nil)
-var _ TxWaker = (*Endpoint)(nil)
+var _ gnet.Handler = (*Endpoint)(nil)
+var _ gnet.TxWaker = (*Endpoint)(nil)
 
 // Options tune an Endpoint.
 type Options struct {
@@ -88,10 +89,10 @@ const DefaultTxQueueLen = 1000
 
 // NewEndpoint wraps nic with default options. The NIC is started on the
 // first Attach.
-func NewEndpoint(nic NIC) (*Endpoint, error) { return NewEndpointOptions(nic, Options{}) }
+func NewEndpoint(nic gnet.NIC) (*Endpoint, error) { return NewEndpointOptions(nic, Options{}) }
 
 // NewEndpointOptions wraps nic.
-func NewEndpointOptions(nic NIC, o Options) (*Endpoint, error) {
+func NewEndpointOptions(nic gnet.NIC, o Options) (*Endpoint, error) {
 	switch {
 	case o.TxQueueLen == 0:
 		o.TxQueueLen = DefaultTxQueueLen
@@ -99,21 +100,21 @@ func NewEndpointOptions(nic NIC, o Options) (*Endpoint, error) {
 		o.TxQueueLen = 0
 	}
 	mtu := nic.MTU()
-	if mtu < 68 || mtu > RxBufSize-EthHeaderLen-VLANTagLen {
+	if mtu < 68 || mtu > gnet.RxBufSize-gnet.EthHeaderLen-gnet.VLANTagLen {
 		// 68: RFC 791's minimum IPv4 MTU. The upper bound keeps every
 		// frame inside one RX view.
-		return nil, errors.New("net: NIC MTU out of range")
+		return nil, errors.New("netstack: NIC MTU out of range")
 	}
 	mac := nic.MACAddress()
 	if mac.IsMulticast() || mac.IsZero() {
-		return nil, errors.New("net: NIC MAC " + mac.String() + " is not a unicast address")
+		return nil, errors.New("netstack: NIC MAC " + mac.String() + " is not a unicast address")
 	}
 	e := &Endpoint{
 		nic:  nic,
 		caps: nic.Capabilities(),
 		mtu:  uint32(mtu),
 		addr: tcpip.LinkAddress(mac[:]),
-		txq:  make([]TxBuf, o.TxQueueLen),
+		txq:  make([]gnet.TxBuf, o.TxQueueLen),
 	}
 	e.linkUp.Store(nic.Link().Up)
 	return e, nil
@@ -130,7 +131,7 @@ func (e *Endpoint) BindStack(s *stack.Stack, id tcpip.NICID) error {
 
 // OnLinkChange registers f to be called (from the NIC's context) after
 // each carrier change has been applied to the stack.
-func (e *Endpoint) OnLinkChange(f func(LinkState)) {
+func (e *Endpoint) OnLinkChange(f func(gnet.LinkState)) {
 	e.mu.Lock()
 	e.onLink = f
 	e.mu.Unlock()
@@ -150,7 +151,7 @@ func (e *Endpoint) applyLink(up bool) error {
 		err = s.DisableNIC(id)
 	}
 	if err != nil {
-		return errors.New("net: " + err.String())
+		return errors.New("netstack: " + err.String())
 	}
 	return nil
 }
@@ -159,7 +160,7 @@ func (e *Endpoint) applyLink(up bool) error {
 func (e *Endpoint) LinkUp() bool { return e.linkUp.Load() }
 
 // LinkChanged implements Handler.
-func (e *Endpoint) LinkChanged(ls LinkState) {
+func (e *Endpoint) LinkChanged(ls gnet.LinkState) {
 	e.Stats.LinkChanges.Add(1)
 	e.linkUp.Store(ls.Up)
 	if !ls.Up {
@@ -178,26 +179,26 @@ func (e *Endpoint) LinkChanged(ls LinkState) {
 // the view to gVisor without copying.
 func (e *Endpoint) Receive(v *buffer.View) {
 	n := v.Size()
-	if n < EthHeaderLen {
+	if n < gnet.EthHeaderLen {
 		e.Stats.RxMalformed.Add(1)
 		v.Release()
 		return
 	}
 	b := v.AsSlice()
 	typ := binary.BigEndian.Uint16(b[12:14])
-	max := int(e.MTU()) + EthHeaderLen
+	max := int(e.MTU()) + gnet.EthHeaderLen
 	if typ == 0x8100 {
 		// A tagged frame may carry a full MTU; gVisor has no VLAN
 		// sub-interfaces, so it will drop it as an unknown protocol, but
 		// it is not oversize.
-		max += VLANTagLen
+		max += gnet.VLANTagLen
 	}
 	if n > max {
 		e.Stats.RxOversize.Add(1)
 		v.Release()
 		return
 	}
-	if typ < MinTypeValue {
+	if typ < gnet.MinTypeValue {
 		e.Stats.RxUnsupported.Add(1)
 		v.Release()
 		return
@@ -227,7 +228,7 @@ func (e *Endpoint) Receive(v *buffer.View) {
 	default:
 		pkt.PktType = tcpip.PacketOtherHost
 	}
-	pkt.RXChecksumValidated = e.caps&CapRxChecksum != 0
+	pkt.RXChecksumValidated = e.caps&gnet.CapRxChecksum != 0
 	e.Stats.RxFrames.Add(1)
 	e.Stats.RxBytes.Add(uint64(n))
 	d.DeliverNetworkPacket(tcpip.NetworkProtocolNumber(typ), pkt)
@@ -253,7 +254,7 @@ func (e *Endpoint) SetMTU(mtu uint32) {
 }
 
 // MaxHeaderLength implements stack.LinkEndpoint.
-func (*Endpoint) MaxHeaderLength() uint16 { return EthHeaderLen }
+func (*Endpoint) MaxHeaderLength() uint16 { return gnet.EthHeaderLen }
 
 // LinkAddress implements stack.LinkEndpoint.
 func (e *Endpoint) LinkAddress() tcpip.LinkAddress {
@@ -273,10 +274,10 @@ func (e *Endpoint) SetLinkAddress(addr tcpip.LinkAddress) {
 // Capabilities implements stack.LinkEndpoint.
 func (e *Endpoint) Capabilities() stack.LinkEndpointCapabilities {
 	c := stack.CapabilityResolutionRequired
-	if e.caps&CapRxChecksum != 0 {
+	if e.caps&gnet.CapRxChecksum != 0 {
 		c |= stack.CapabilityRXChecksumOffload
 	}
-	if e.caps&CapTxChecksum != 0 {
+	if e.caps&gnet.CapTxChecksum != 0 {
 		c |= stack.CapabilityTXChecksumOffload
 	}
 	return c
@@ -375,7 +376,7 @@ func (e *Endpoint) SetOnCloseAction(f func()) {
 // (transports retransmit).
 func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) {
 	list := pkts.AsSlice()
-	max := int(e.MTU()) + EthHeaderLen
+	max := int(e.MTU()) + gnet.EthHeaderLen
 	e.txMu.Lock()
 	defer e.txMu.Unlock()
 	e.drainLocked()
@@ -388,15 +389,15 @@ func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) 
 			e.Stats.TxErrors.Add(uint64(len(list) - i))
 			return i, &tcpip.ErrMessageTooLong{}
 		}
-		tb := newTxPacket(pkt, e.caps&CapScatterGather != 0)
+		tb := newTxPacket(pkt, e.caps&gnet.CapScatterGather != 0)
 		n := tb.Len()
 		var err error
 		if e.txLen == 0 {
 			err = e.nic.Transmit(tb)
 		} else {
-			err = ErrTxFull // keep FIFO order behind queued frames
+			err = gnet.ErrTxFull // keep FIFO order behind queued frames
 		}
-		if err == ErrTxFull && e.txLen < len(e.txq) {
+		if err == gnet.ErrTxFull && e.txLen < len(e.txq) {
 			e.txq[(e.txHead+e.txLen)%len(e.txq)] = tb
 			e.txLen++
 			e.Stats.TxQueued.Add(1)
@@ -406,10 +407,10 @@ func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) 
 			tb.Release()
 			rest := uint64(len(list) - i)
 			switch err {
-			case ErrTxFull:
+			case gnet.ErrTxFull:
 				e.Stats.TxRingFull.Add(rest)
 				return i, &tcpip.ErrNoBufferSpace{}
-			case ErrLinkDown:
+			case gnet.ErrLinkDown:
 				e.Stats.TxLinkDown.Add(rest)
 				return i, &tcpip.ErrClosedForSend{}
 			default:
@@ -445,7 +446,7 @@ func (e *Endpoint) drainLocked() {
 	for e.txLen > 0 {
 		tb := e.txq[e.txHead]
 		err := e.nic.Transmit(tb)
-		if err == ErrTxFull {
+		if err == gnet.ErrTxFull {
 			return
 		}
 		e.txq[e.txHead] = nil
@@ -457,7 +458,7 @@ func (e *Endpoint) drainLocked() {
 		} else {
 			// Link went down or the NIC refused the frame.
 			tb.Release()
-			if err == ErrLinkDown {
+			if err == gnet.ErrLinkDown {
 				e.Stats.TxLinkDown.Add(1)
 			} else {
 				e.Stats.TxErrors.Add(1)
@@ -512,7 +513,7 @@ func (t *txPacket) Len() int           { return t.n }
 
 func (t *txPacket) Release() {
 	if t.pkt == nil {
-		panic("net: TxBuf released twice")
+		panic("netstack: TxBuf released twice")
 	}
 	if t.flat != nil {
 		t.flat.Release()

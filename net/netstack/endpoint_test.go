@@ -1,4 +1,4 @@
-package net_test
+package netstack_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/netstack"
 	"github.com/gowrt/gowrt/net/nictest"
 
 	"gvisor.dev/gvisor/pkg/buffer"
@@ -39,20 +40,20 @@ func transferSize() int {
 
 type host struct {
 	s   *stack.Stack
-	ep  *gnet.Endpoint
+	ep  *netstack.Endpoint
 	nic *nictest.NIC
 }
 
-func newHost(t *testing.T, nic *nictest.NIC, addr tcpip.Address, o gnet.Options) *host {
+func newHost(t *testing.T, nic *nictest.NIC, addr tcpip.Address, o netstack.Options) *host {
 	s, ep := nictest.NewStack(t, nic, addr, o)
 	return &host{s: s, ep: ep, nic: nic}
 }
 
-func newPair(t *testing.T, capsA, capsB gnet.Capabilities, ring int, o ...gnet.Options) (*host, *host) {
+func newPair(t *testing.T, capsA, capsB gnet.Capabilities, ring int, o ...netstack.Options) (*host, *host) {
 	na, nb := nictest.Pair(
 		nictest.Config{MAC: macA, Caps: capsA, TxRing: ring},
 		nictest.Config{MAC: macB, Caps: capsB, TxRing: ring})
-	var opt gnet.Options
+	var opt netstack.Options
 	if len(o) > 0 {
 		opt = o[0]
 	}
@@ -211,7 +212,7 @@ func TestTxRingFull(t *testing.T) {
 	}{{"no-queue", -1, 0}, {"queue-8", 8, 8}} {
 		t.Run(tc.name, func(t *testing.T) {
 			const ring, writes = 4, 20
-			a, _ := newPair(t, 0, 0, ring, gnet.Options{TxQueueLen: tc.qlen})
+			a, _ := newPair(t, 0, 0, ring, netstack.Options{TxQueueLen: tc.qlen})
 			if err := ping(t, a, addrB, []byte("warm arp"), 10*time.Second); err != nil {
 				t.Fatal(err)
 			}
@@ -323,11 +324,11 @@ func TestLinkStateReachesStack(t *testing.T) {
 
 func TestNewEndpointRejectsBadNIC(t *testing.T) {
 	n1, _ := nictest.Pair(nictest.Config{MAC: gnet.MAC{0x01, 0, 0, 0, 0, 1}}, nictest.Config{MAC: macB})
-	if _, err := gnet.NewEndpoint(n1); err == nil {
+	if _, err := netstack.NewEndpoint(n1); err == nil {
 		t.Error("multicast MAC accepted")
 	}
 	n2, _ := nictest.Pair(nictest.Config{MAC: macA, MTU: 9000}, nictest.Config{MAC: macB})
-	if _, err := gnet.NewEndpoint(n2); err == nil {
+	if _, err := netstack.NewEndpoint(n2); err == nil {
 		t.Error("MTU larger than an RX buffer accepted")
 	}
 }
@@ -348,7 +349,7 @@ func (*recordingDispatcher) DeliverLinkPacket(tcpip.NetworkProtocolNumber, *stac
 // own memory (the DMA target), not a copy.
 func TestReceiveIsZeroCopy(t *testing.T) {
 	n, _ := nictest.Pair(nictest.Config{MAC: macA}, nictest.Config{MAC: macB})
-	ep, err := gnet.NewEndpoint(n)
+	ep, err := netstack.NewEndpoint(n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +379,7 @@ func TestStartFailureReported(t *testing.T) {
 	if err := n.Start(recordingDispatcherHandler{}); err != nil {
 		t.Fatal(err)
 	}
-	ep, err := gnet.NewEndpoint(n)
+	ep, err := netstack.NewEndpoint(n)
 	if err != nil {
 		t.Fatal(err)
 	}
