@@ -102,7 +102,7 @@ func NewEndpointOptions(nic gnet.NIC, o Options) (*Endpoint, error) {
 	mtu := nic.MTU()
 	if mtu < 68 || mtu > gnet.RxBufSize-gnet.EthHeaderLen-gnet.VLANTagLen {
 		// 68: RFC 791's minimum IPv4 MTU. The upper bound keeps every
-		// frame inside one RX view.
+		// frame, tagged or not, within the contract's RxBufSize.
 		return nil, errors.New("netstack: NIC MTU out of range")
 	}
 	mac := nic.MACAddress()
@@ -175,16 +175,45 @@ func (e *Endpoint) LinkChanged(ls gnet.LinkState) {
 	}
 }
 
-// Receive implements Handler: it validates the Ethernet framing and hands
-// the view to gVisor without copying.
-func (e *Endpoint) Receive(v *buffer.View) {
-	n := v.Size()
-	if n < gnet.EthHeaderLen {
-		e.Stats.RxMalformed.Add(1)
+// Receive implements gnet.Handler: it validates the Ethernet framing and
+// copies the borrowed frame once, into a pooled gVisor buffer the stack
+// then owns (it may keep packets long after Receive returns: reassembly,
+// TCP queues).
+func (e *Endpoint) Receive(frame []byte) {
+	typ, d := e.accept(frame)
+	if d == nil {
+		return
+	}
+	v := buffer.NewViewSize(len(frame))
+	copy(v.AsSlice(), frame) // a fresh view: nobody else sees it yet
+	e.deliver(d, typ, v)
+}
+
+// ReceiveView delivers a frame the caller already holds in a gVisor
+// buffer, without copying: the Endpoint takes over the reference v, and
+// the stack releases it when done with the packet. The bridge's host port
+// delivers this way (it is the bridge's ViewHandler), handing the stack
+// the buffer its egress ports transmit from; since others may read that
+// memory meanwhile, the caller passes only frames the stack does not
+// rewrite in place (see net/bridge).
+func (e *Endpoint) ReceiveView(v *buffer.View) {
+	typ, d := e.accept(v.AsSlice())
+	if d == nil {
 		v.Release()
 		return
 	}
-	b := v.AsSlice()
+	e.deliver(d, typ, v)
+}
+
+// accept checks a received frame's framing and that the endpoint is
+// attached, counting what it refuses. It returns the EtherType and the
+// stack's dispatcher, or a nil dispatcher for a refused frame.
+func (e *Endpoint) accept(b []byte) (uint16, stack.NetworkDispatcher) {
+	n := len(b)
+	if n < gnet.EthHeaderLen {
+		e.Stats.RxMalformed.Add(1)
+		return 0, nil
+	}
 	typ := binary.BigEndian.Uint16(b[12:14])
 	max := int(e.MTU()) + gnet.EthHeaderLen
 	if typ == 0x8100 {
@@ -195,39 +224,48 @@ func (e *Endpoint) Receive(v *buffer.View) {
 	}
 	if n > max {
 		e.Stats.RxOversize.Add(1)
-		v.Release()
-		return
+		return 0, nil
 	}
 	if typ < gnet.MinTypeValue {
 		e.Stats.RxUnsupported.Add(1)
-		v.Release()
-		return
+		return 0, nil
 	}
 	e.mu.RLock()
 	d := e.dispatcher
 	e.mu.RUnlock()
 	if d == nil {
 		e.Stats.RxNotAttached.Add(1)
-		v.Release()
-		return
+	}
+	return typ, d
+}
+
+// deliver hands an accepted frame, held in v, to the stack; the packet
+// takes over v.
+func (e *Endpoint) deliver(d stack.NetworkDispatcher, typ uint16, v *buffer.View) {
+	// Classify before gVisor parses: parsing a buffer others share too
+	// (the bridge's) replaces the packet's memory by a copy, after which
+	// v's memory may be recycled by its other holders.
+	b := v.AsSlice()
+	n := len(b)
+	var pt tcpip.PacketType
+	dst := tcpip.LinkAddress(b[0:6])
+	switch {
+	case b[0] == 0xff && dst == header.EthernetBroadcastAddress:
+		pt = tcpip.PacketBroadcast
+	case b[0]&1 != 0:
+		pt = tcpip.PacketMulticast
+	case dst == e.LinkAddress():
+		pt = tcpip.PacketHost
+	default:
+		pt = tcpip.PacketOtherHost
 	}
 	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithView(v)})
-	if !e.ParseHeader(pkt) { // cannot fail: length checked above
+	if !e.ParseHeader(pkt) { // cannot fail: accept checked the length
 		e.Stats.RxMalformed.Add(1)
 		pkt.DecRef()
 		return
 	}
-	dst := tcpip.LinkAddress(b[0:6])
-	switch {
-	case b[0] == 0xff && dst == header.EthernetBroadcastAddress:
-		pkt.PktType = tcpip.PacketBroadcast
-	case b[0]&1 != 0:
-		pkt.PktType = tcpip.PacketMulticast
-	case dst == e.LinkAddress():
-		pkt.PktType = tcpip.PacketHost
-	default:
-		pkt.PktType = tcpip.PacketOtherHost
-	}
+	pkt.PktType = pt
 	pkt.RXChecksumValidated = e.caps&gnet.CapRxChecksum != 0
 	e.Stats.RxFrames.Add(1)
 	e.Stats.RxBytes.Add(uint64(n))

@@ -36,6 +36,10 @@ import (
 	"gvisor.dev/gvisor/pkg/waiter"
 )
 
+// The router's stack takes the frames br-lan delivers to it by reference:
+// the bridge's one copy of a received frame is the memory gVisor parses.
+var _ bridge.ViewHandler = (*netstack.Endpoint)(nil)
+
 // DefaultLANAddr is OpenWrt's default LAN address.
 var DefaultLANAddr = netip.MustParsePrefix("192.168.1.1/24")
 
