@@ -8,6 +8,10 @@
 // frame to the peer's handler, as a driver lends its ring buffer. The ring
 // can be frozen (HoldTX) to exercise the full-ring path, and raw frames can
 // be injected to exercise malformed-input handling.
+//
+// Spy wraps any NIC and Dispatcher stands in for a gVisor stack, both
+// recording where in memory the frames they see lie, for tests that count
+// the copies a frame costs between a driver's buffer and the stack.
 package nictest
 
 import (
