@@ -16,10 +16,10 @@ import (
 //
 // Transmit is zero-copy: the TxBuf's segments are the DMA fragments, and
 // the TxBuf is released from TXDone once the hardware is finished with
-// them. Receive copies each frame once into a gVisor view: the driver lends
-// its DMA buffers only for the duration of the Receive callback and
-// re-posts them at once, which keeps the RX ring full whatever the stack
-// holds on to.
+// them. Receive is zero-copy too: the handler gets the DMA buffer itself,
+// lent for the duration of Handler.Receive and re-posted at once, which
+// keeps the RX ring full whatever the handler holds on to (a handler that
+// keeps a frame copies it, as the net contract says).
 type NIC struct {
 	d   *Driver
 	mtu int
@@ -38,7 +38,7 @@ type NIC struct {
 	// the MAC's MIB drop counters are read (Driver.UpdateMIB).
 	PollInterval time.Duration
 
-	rxTooBig atomic.Uint64 // frames longer than a gVisor receive view
+	rxTooBig atomic.Uint64 // frames longer than the contract's RxBufSize
 }
 
 var (
@@ -146,12 +146,13 @@ func (n *NIC) receive(frame []byte) {
 		return
 	}
 	if len(frame) > gnet.RxBufSize {
-		// Cannot happen while RX buffers are smaller than a view; if it
-		// did, the frame would be cut short, so it is counted instead.
+		// Cannot happen while RX buffers hold at most MaxFrameLen; the
+		// contract promises handlers no longer frame, so it would be
+		// counted and dropped.
 		n.rxTooBig.Add(1)
 		return
 	}
-	h.Receive(gnet.CopyRxView(frame))
+	h.Receive(frame)
 }
 
 // Counters implements net.CounterReader from the driver's counters and

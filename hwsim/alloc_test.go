@@ -35,3 +35,27 @@ func TestAccessAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestAllocation: a slice of cached DMA memory is known by its
+// allocation's name; Go memory and memory only loaded into a map are not.
+func TestAllocation(t *testing.T) {
+	sys := hwsim.New(hwsim.Config{Seed: 1})
+	buf, _, err := sys.Mem.AllocCached("rx", 256, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, ok := sys.Mem.Allocation(buf[10:20]); !ok || name != "rx" {
+		t.Fatalf("slice of the allocation: %q, %v", name, ok)
+	}
+	heap := make([]byte, 64)
+	addr, _, err := sys.Mem.Translate(heap) // loaded for DMA, still not an allocation
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Mem.Release(addr)
+	for what, b := range map[string][]byte{"heap": heap, "empty": nil} {
+		if name, ok := sys.Mem.Allocation(b); ok {
+			t.Fatalf("%s memory reported as allocation %q", what, name)
+		}
+	}
+}

@@ -126,6 +126,21 @@ func (m *Memory) AllocCached(name string, size, align int) ([]byte, uint64, erro
 	return r.cpu[:size:size], r.addr, nil
 }
 
+// Allocation reports the name of the AllocCached allocation whose CPU
+// view holds all of buf, and false if buf lies elsewhere (the Go heap,
+// say): tests use it to tell a driver's own DMA buffer from a copy.
+func (m *Memory) Allocation(buf []byte) (string, bool) {
+	if len(buf) == 0 {
+		return "", false
+	}
+	m.sys.mu.Lock()
+	defer m.sys.mu.Unlock()
+	if r, _ := m.cpuRegion(buf); r != nil && r.kind == cachedRegion {
+		return r.name, true
+	}
+	return "", false
+}
+
 // AllocCoherent returns size bytes of uncached DMA memory, accessed by the
 // CPU through the returned Space (stores are posted on the Bus like
 // register writes), and its bus address.

@@ -1,40 +1,86 @@
-// Package net connects gowrt Ethernet drivers to the rest of the firmware.
+// Package net is the contract between gowrt's Ethernet drivers and
+// whatever uses them: NIC, which every MAC driver implements (arge, pcnet,
+// the TAP device, the bridge's host port, test doubles), its TxBuf and
+// Handler, link state, capabilities, counters, and the Ethernet frame
+// sizes. It imports nothing but the standard library, so a driver's
+// dependencies end here: the gVisor adapter is package net/netstack, the
+// software bridge net/bridge, and a driver links neither.
 //
 // The package is named net to match its import path
 // (github.com/gowrt/gowrt/net); code that also needs the standard library's
 // net package imports this one as gnet.
 //
-// It defines NIC, the small contract every gowrt Ethernet driver implements
-// (arge, the bridge's host port, test doubles), and Endpoint, an adapter that
-// turns any NIC into a gVisor stack.LinkEndpoint so the firmware's own
-// services (SSH, DHCP, DNS, HTTP) run on gVisor's netstack.
+// # Receive: borrowed frames, one copy by whoever keeps the frame
 //
-// Buffer ownership is the centre of the contract:
+// A driver hands each received frame to Handler.Receive as a slice of its
+// own receive buffer, FCS stripped. The frame is borrowed: it is valid only
+// until Receive returns, after which the driver gives the buffer back to
+// the hardware. The handler reads it and must neither write to it nor keep
+// it; a handler that needs the bytes later copies them, once. Drivers
+// therefore allocate and copy nothing per received frame, and one copy is
+// made between the buffer the hardware wrote and whatever keeps the frame:
 //
-//   - Receive: a driver fills a *buffer.View (gVisor's pooled, refcounted
-//     buffer) and hands it to Handler.Receive. Ownership moves with the call;
-//     the Endpoint wraps the view in a PacketBuffer with buffer.MakeWithView,
-//     so the bytes the DMA engine wrote are the bytes gVisor parses: no copy.
-//     A driver replenishes its RX ring with fresh views (NewRxView).
-//   - Transmit: the caller passes a TxBuf, a gather list plus a Release hook.
-//     A NIC that accepts the frame (nil error) owns it until it calls Release
-//     exactly once, after the hardware has finished reading the memory (TX
-//     completion) or the frame was discarded. A NIC that advertises
-//     CapScatterGather gets the stack's segments as they are; others always
-//     get one contiguous segment.
-//   - A full TX ring is reported with ErrTxFull and never waited on: the
-//     caller keeps ownership. After returning ErrTxFull a NIC calls
-//     TxWaker.TxReady once it has reclaimed descriptors (Linux's
-//     netif_stop_queue/netif_wake_queue), so the Endpoint can hold frames
-//     in a bounded software queue instead of dropping TCP bursts; only
-//     when that queue is full too are frames dropped and counted.
+//   - the gVisor adapter (netstack.Endpoint) copies the frame into a pooled
+//     gVisor buffer, which the stack then owns;
+//   - the bridge (net/bridge) copies a frame it forwards into one pooled,
+//     refcounted buffer that every egress port transmits from and that the
+//     bridge's host port hands to the router's stack by reference; a frame
+//     the bridge drops is not copied at all. gVisor parses that buffer in
+//     place, unless another port is still transmitting it: then gVisor
+//     copies what it parses (its buffers are copy-on-write), so only a
+//     frame both flooded and for the stack may cost a second copy.
+//
+// On bare metal the copy cannot be avoided by handing the hardware's
+// buffer over instead: receive buffers are DMA memory, which the gowrt
+// kernel sets aside for good, while the Go heap may not be a DMA target
+// (its pages are scattered, and the runtime gives idle ones back to the
+// kernel at any time). Lending the buffer for the duration of the call
+// keeps the receive ring full whatever the stack holds on to.
+//
+// Calls into a Handler for one NIC, Receive and LinkChanged alike, are
+// serialised and made from the NIC's own receive context (its interrupt
+// handler goroutine, or a reader goroutine); they may call Transmit on any
+// NIC, this one included (forwarding). A handler that blocks holds up the
+// NIC's receive ring.
+//
+// # Transmit: the NIC owns the TxBuf until it releases it
+//
+// The caller passes a TxBuf, a gather list plus a Release hook. A NIC that
+// accepts the frame (nil error) owns it until it calls Release exactly
+// once, after the hardware has finished reading the memory (TX completion)
+// or the frame was discarded; a NIC that returns an error never calls
+// Release, the caller keeps the frame. A NIC that advertises
+// CapScatterGather gets the segments as they are; others always get one
+// contiguous segment. Either way the NIC may transmit straight from the
+// segments (DMA, arge) or copy them into its own buffer and release at
+// once (pcnet, the TAP device).
+//
+// A full TX ring is reported with ErrTxFull and never waited on. After
+// returning ErrTxFull a NIC calls TxWaker.TxReady, if its handler
+// implements it, once it has reclaimed descriptors (Linux's
+// netif_stop_queue/netif_wake_queue), so the netstack Endpoint can hold
+// frames in a bounded software queue instead of dropping TCP bursts; only
+// when that queue is full too are frames dropped and counted. A driver
+// records that TxReady is owed before its last look at the ring, so a
+// completion in between cannot lose the wakeup.
+//
+// # The shape of a driver
+//
+// A MAC driver is built from a Config by its package's constructor (New,
+// NewNIC), which allocates the rings; Start(h) starts the hardware and
+// delivery to h, Stop stops both and releases frames still queued for
+// transmission. Its hot path counts frames without taking a lock per frame
+// (pcnet and the TAP device use atomics, arge adds up a service pass under
+// one lock), and CounterReader exposes the counts, with the hardware's own
+// drop counters, to status pages. The board that wires a driver connects the
+// driver's interrupt handler method to the interrupt line: arge's is
+// Driver().Interrupt, registered by the sim board. pcnet does not have that
+// shape yet: it registers its own line, from Config.Intr, in Start.
 package net
 
 import (
 	"errors"
 	"fmt"
-
-	"gvisor.dev/gvisor/pkg/buffer"
 )
 
 // Ethernet framing sizes (IEEE 802.3 clause 3). Frames exchanged with a NIC
@@ -72,12 +118,13 @@ type LinkState struct {
 	FullDuplex bool // meaningful only when Up
 }
 
-// Capabilities are optional NIC features the Endpoint can use.
+// Capabilities are optional NIC features its users (the netstack Endpoint,
+// the bridge) can use.
 type Capabilities uint32
 
 const (
 	// CapScatterGather: Transmit accepts a TxBuf with several segments
-	// (chained TX descriptors); without it the Endpoint flattens first.
+	// (chained TX descriptors); without it callers flatten first.
 	CapScatterGather Capabilities = 1 << iota
 	// CapRxChecksum: the hardware verified IPv4/TCP/UDP checksums of
 	// delivered frames, so the stack may skip them.
@@ -105,18 +152,21 @@ type TxBuf interface {
 	Release()
 }
 
-// Handler receives what a NIC reports. A NIC calls it from its own RX
-// context (interrupt handler goroutine); calls for one NIC are serialised.
+// Handler receives what a NIC reports. Calls for one NIC are serialised
+// (see the package documentation).
 type Handler interface {
-	// Receive delivers one received frame (FCS stripped). The handler takes
-	// ownership of v and releases it.
-	Receive(v *buffer.View)
+	// Receive delivers one received frame: Ethernet header first, FCS
+	// stripped, at most RxBufSize bytes. The frame is borrowed from the
+	// driver's receive buffer and valid only until Receive returns; the
+	// handler must not write to it or keep it (or any part of it), and
+	// copies what it needs to keep.
+	Receive(frame []byte)
 	// LinkChanged reports a carrier change.
 	LinkChanged(LinkState)
 }
 
 // TxWaker is implemented by handlers that queue frames while the TX ring
-// is full (the Endpoint does). After a Transmit returned ErrTxFull, a NIC
+// is full (netstack.Endpoint does). After a Transmit returned ErrTxFull, a NIC
 // whose handler implements TxWaker calls TxReady once it has freed
 // descriptors. A driver must not lose this wakeup: it records that
 // TxReady is owed before its final ring-full check, not after. The NIC
@@ -152,33 +202,11 @@ type NIC interface {
 	Stop()
 }
 
-// RxBufSize is the size of the RX views NewRxView hands out: a maximal
-// tagged frame (1500 + 14 + 4) rounded up to gVisor's 2 KiB buffer pool
-// class, so a receive buffer never needs more than one view.
+// RxBufSize bounds the frames a NIC delivers and accepts (FCS excluded): a
+// maximal tagged frame (1500 + 14 + 4) rounded up to 2 KiB, the size class
+// of gVisor's buffer pool a maximal frame is copied into. A NIC's MTU must
+// leave room for the Ethernet header and one VLAN tag within it.
 const RxBufSize = 2048
-
-// NewRxView returns an empty receive buffer of RxBufSize bytes whose whole
-// capacity is exposed by AsSlice for the DMA engine (or a model) to fill;
-// the driver then trims it with CapLength(n) to the received length and
-// passes it to Handler.Receive. Views come from gVisor's chunk pools, so
-// steady-state RX does not allocate.
-func NewRxView() *buffer.View { return buffer.NewViewSize(RxBufSize) }
-
-// CopyRxView returns a receive view holding first followed by rest, for
-// NICs (and models, and the bridge's host port) whose frames arrive in
-// memory they cannot hand over: one copy into a fresh, unshared view.
-// Bytes beyond RxBufSize are dropped; callers check frame sizes first.
-func CopyRxView(first []byte, rest ...[]byte) *buffer.View {
-	v := NewRxView()
-	buf := v.AsSlice()
-	buf = buf[:cap(buf)]
-	n := copy(buf, first)
-	for _, p := range rest {
-		n += copy(buf[n:], p)
-	}
-	v.CapLength(n)
-	return v
-}
 
 // DropReason says why a NIC lost a frame (see Counters).
 type DropReason uint8

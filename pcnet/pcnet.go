@@ -12,11 +12,12 @@
 // half-written descriptor; received descriptors are read only after OWN is
 // seen clear, and their buffers only after a POSTREAD sync.
 //
-// Receive copies each frame from its ring buffer into a pooled gVisor view
-// (one copy; the ring buffer goes straight back to the chip). Transmit copies
-// the frame into the slot's buffer and releases the caller's TxBuf at once,
-// so the caller's memory is never DMA'd and a full ring is reported, not
-// waited on. Interrupts come through intr (PCI INTx is level-triggered; the
+// Receive lends each frame to the handler in its ring buffer, for the
+// duration of Handler.Receive, and gives the buffer back to the chip
+// afterwards: the driver copies nothing (a handler that keeps a frame
+// copies it, as the net contract says). Transmit copies the frame into the
+// slot's buffer and releases the caller's TxBuf at once, so the caller's
+// memory is never DMA'd and a full ring is reported, not waited on. Interrupts come through intr (PCI INTx is level-triggered; the
 // line is set to level), with a link-state poll beside them: the chip raises
 // no interrupt on a link change.
 //
@@ -482,12 +483,9 @@ func (n *NIC) reapRx() {
 				_ = s.m.Sync(busdma.PostRead)
 			}
 			l := mcnt - fcsLen
-			v := gnet.NewRxView()
-			copy(v.AsSlice(), s.buf[:l])
-			v.CapLength(l)
 			n.Stats.RxFrames.Add(1)
 			n.Stats.RxBytes.Add(uint64(l))
-			n.h.Receive(v)
+			n.h.Receive(s.buf[:l:l])
 		}
 		n.giveRx(i)
 		n.rxHead = (i + 1) & (len(n.rx) - 1)

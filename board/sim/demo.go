@@ -10,6 +10,7 @@ import (
 	"time"
 
 	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/netstack"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
@@ -26,11 +27,33 @@ import (
 var DemoAddr = [4]byte{192, 168, 1, 100}
 
 // wireNIC is the demo host's network card: the other end of a MAC model's
-// cable, inside the process instead of a TAP device.
+// cable, inside the process instead of a TAP device. Like a real NIC it
+// receives into a ring of its own buffers and lends each frame to its
+// handler; a goroutine does the delivering, because the MAC model sends
+// with the System lock held.
 type wireNIC struct {
-	p  *Port
-	mu sync.Mutex
-	h  gnet.Handler
+	p    *Port
+	mu   sync.Mutex
+	h    gnet.Handler
+	rx   chan []byte // received frames, in ring buffers
+	free chan []byte // ring buffers to receive into
+	stop chan struct{}
+	done chan struct{}
+
+	txMu sync.Mutex
+	flat [gnet.RxBufSize]byte // a frame to send, gathered (txMu)
+}
+
+// demoRing is the demo NIC's receive ring size.
+const demoRing = 64
+
+func newWireNIC(p *Port) *wireNIC {
+	w := &wireNIC{p: p, rx: make(chan []byte, demoRing), free: make(chan []byte, demoRing),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	for range demoRing {
+		w.free <- make([]byte, gnet.RxBufSize)
+	}
+	return w
 }
 
 func (w *wireNIC) MACAddress() gnet.MAC            { return gnet.MAC{0x02, 0xde, 0x40, 0, 0, 0x64} }
@@ -39,52 +62,79 @@ func (w *wireNIC) Capabilities() gnet.Capabilities { return 0 }
 func (w *wireNIC) Link() gnet.LinkState {
 	return gnet.LinkState{Up: true, SpeedMbps: 1000, FullDuplex: true}
 }
-func (w *wireNIC) Stop() {}
 
 func (w *wireNIC) Start(h gnet.Handler) error {
 	w.mu.Lock()
 	w.h = h
 	w.mu.Unlock()
 	h.LinkChanged(w.Link())
+	go w.deliver(h)
 	return nil
+}
+
+// Stop ends delivery.
+func (w *wireNIC) Stop() {
+	w.mu.Lock()
+	started := w.h != nil
+	w.h = nil
+	w.mu.Unlock()
+	if started {
+		close(w.stop)
+		<-w.done
+	}
+}
+
+// deliver lends received frames to h, one at a time, and recycles their
+// buffers once Receive has returned.
+func (w *wireNIC) deliver(h gnet.Handler) {
+	defer close(w.done)
+	for {
+		select {
+		case <-w.stop:
+			return
+		case f := <-w.rx:
+			h.Receive(f)
+			w.free <- f[:cap(f)]
+		}
+	}
 }
 
 // Transmit puts the frame on the cable into the MAC model.
 func (w *wireNIC) Transmit(b gnet.TxBuf) error {
-	f := make([]byte, 0, b.Len())
+	if b.Len() > len(w.flat) {
+		return fmt.Errorf("sim: demo host: frame of %d bytes", b.Len())
+	}
+	w.txMu.Lock()
+	n := 0
 	for _, s := range b.Segments() {
-		f = append(f, s...)
+		n += copy(w.flat[n:], s)
 	}
 	b.Release()
-	w.p.deliver(f)
+	w.p.deliver(w.flat[:n]) // the MAC model copies it into its FIFO
+	w.txMu.Unlock()
 	return nil
 }
 
-// fromMAC receives a frame the MAC model sent (System lock held): it is
-// copied and handed over outside the lock.
+// fromMAC receives a frame the MAC model sent (System lock held) into a
+// free ring buffer for the delivering goroutine; with none free, the ring
+// is full and the frame is dropped.
 func (w *wireNIC) fromMAC(frame []byte) {
-	v := gnet.CopyRxView(frame)
-	go func() {
-		w.mu.Lock()
-		h := w.h
-		w.mu.Unlock()
-		if h == nil {
-			v.Release()
-			return
-		}
-		h.Receive(v)
-	}()
+	select {
+	case buf := <-w.free:
+		w.rx <- buf[:copy(buf, frame)]
+	default:
+	}
 }
 
 // startDemo builds the demo host's stack on the port's cable and, once the
 // router answers, pings it and fetches its status page, logging both.
 func (b *Board) startDemo(p *Port) error {
-	w := &wireNIC{p: p}
+	w := newWireNIC(p)
 	s := stack.New(stack.Options{
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, arp.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, icmp.NewProtocol4},
 	})
-	ep, err := gnet.NewEndpoint(w)
+	ep, err := netstack.NewEndpoint(w)
 	if err != nil {
 		return err
 	}

@@ -18,14 +18,29 @@
 //     delivered to the host port.
 //
 // The router's own gVisor stack joins as the host port (AddHostPort),
-// whose net.NIC is then wrapped by net.NewEndpoint.
+// whose net.NIC is then wrapped by netstack.NewEndpoint.
 //
 // Per-frame work does not allocate: parsing uses offsets, the forwarding
 // database is a fixed-size table, configuration is an immutable snapshot
-// read with one atomic load, and egress re-tagging writes into a per-port
-// scratch header. Egress is a gather of (header, payload) slices of the
-// ingress buffer, so bridging copies nothing; the Link decides whether
-// its NIC can gather or needs one copy.
+// read with one atomic load, egress re-tagging writes into a per-port
+// scratch header, and frame buffers come from gVisor's pools.
+//
+// Copies. A driver lends the bridge its receive buffer for the duration of
+// Receive (the net.Handler contract). Ports that keep a frame beyond that
+// (NIC ports, whose transmission completes later, and the host port, whose
+// stack queues packets) share one copy of it: the first of them to need
+// the frame copies it into a pooled, refcounted gVisor buffer, and each
+// takes a reference (the host port, served last, takes over the bridge's
+// own); egress re-tagging sends a private header in front of the shared
+// payload. So a forwarded frame, flooded to any number of ports and the
+// router's stack or not, costs one copy, and a dropped frame none. A
+// re-tagged frame for a NIC that cannot gather, or for the host port, gets
+// a flat copy of its own instead. gVisor parses a frame in place when it
+// holds the only reference, and copies the headers it parses (copy-on-
+// write) when a NIC is still transmitting the same buffer: a flooded frame
+// can cost the stack a second copy, a frame for the router alone never
+// does (see HostNIC). Ports added with AddPort only borrow the frame
+// (Link.Send).
 //
 // There is no spanning tree: the default configuration (one bridge over
 // the LAN ports) creates no loop, and a loop made by cabling shows up as
@@ -60,18 +75,72 @@ type Link interface {
 	Send(hdr, payload []byte) bool
 }
 
-// A ViewLink is a Link that can transmit straight from the ingress
-// buffer instead of copying the frame. The bridge calls SendView, not
-// Send, for frames that entered through InputView. owner holds the
-// ingress frame; the link takes its own reference (owner.Clone) if it
-// keeps the memory beyond the call, and must not write to it: other
-// ports may be sending the same bytes. If hdr is nil the egress frame is
-// the ingress frame unchanged (owner.AsSlice()); otherwise it is hdr ++
-// payload, where payload lies in owner and hdr is only valid during the
-// call.
-type ViewLink interface {
+// A keeper is a port that keeps frames beyond the bridge's call (a NIC
+// port, the host port). Instead of Send it gets the ingress frame itself,
+// so that every keeper of one frame shares one copy.
+type keeper interface {
 	Link
-	SendView(owner *buffer.View, hdr, payload []byte) bool
+	// keep sends hdr ++ x.frame[rest:], or x.frame unchanged if hdr is
+	// nil. hdr is only valid during the call. A keeper that holds on to
+	// the frame takes a reference to x.view() and must not write to it.
+	keep(x *ingress, hdr []byte, rest int) bool
+}
+
+// ingress is the frame one Input call bridges, as the keepers see it. It
+// lives in the ingress port (Input is serialised per port), so bridging
+// allocates nothing of its own.
+type ingress struct {
+	frame []byte       // borrowed from Input's caller
+	v     *buffer.View // frame in a shared buffer; nil until a keeper needs it
+	own   bool         // v is the bridge's copy, released when Input returns
+}
+
+// view returns the frame in a refcounted buffer keepers take references
+// to, copying it the first time a keeper needs it: the one copy a
+// forwarded frame costs.
+func (x *ingress) view() *buffer.View {
+	if x.v == nil {
+		x.v = copyView(x.frame, nil)
+		x.own = true
+	}
+	return x.v
+}
+
+// take returns a reference to the frame's copy for a keeper that is the
+// last to see the frame: the bridge's own reference if it holds one (no
+// copy, no new reference), a new reference to the caller's buffer
+// (InputView), or a fresh copy if no keeper needed one before. A buffer
+// whose only reference its holder has is one gVisor parses in place; with
+// others reading it too, gVisor copies the headers it parses
+// (copy-on-write), so the last keeper taking over the bridge's reference
+// saves the stack a copy whenever the other ports are done with the frame.
+func (x *ingress) take() *buffer.View {
+	switch {
+	case x.v == nil:
+		return copyView(x.frame, nil)
+	case x.own:
+		v := x.v
+		x.v, x.own = nil, false
+		return v
+	default:
+		return x.v.Clone()
+	}
+}
+
+// done drops the bridge's own reference at the end of Input.
+func (x *ingress) done() {
+	if x.own {
+		x.v.Release()
+	}
+	*x = ingress{}
+}
+
+// copyView returns a fresh pooled buffer holding hdr ++ payload.
+func copyView(hdr, payload []byte) *buffer.View {
+	v := buffer.NewViewSize(len(hdr) + len(payload))
+	b := v.AsSlice() // fresh and unshared: safe to fill in place
+	copy(b[copy(b, hdr):], payload)
+	return v
 }
 
 // Config configures a bridge.
@@ -88,10 +157,21 @@ type Config struct {
 	// Known unicast is never limited, nor is the host port. Default
 	// DefaultFloodRate; negative disables storm control.
 	FloodRate int
-	// Now returns a monotonic time in nanoseconds; default net.Nanotime.
-	// Tests inject a fake clock.
+	// Now returns a monotonic time in nanoseconds, read once per frame
+	// (FDB aging, storm control). The default reads the time package's
+	// monotonic clock; a platform whose clock is cheaper read another way
+	// passes that (net/router passes netstack.Nanotime, which on the
+	// gowrt kernel reads the CPU's counter instead of making a system
+	// call). Tests inject a fake clock.
 	Now func() int64
 }
+
+// clockStart is the origin of monotonic.
+var clockStart = time.Now()
+
+// monotonic is the default Config.Now: nanoseconds on the time package's
+// monotonic clock.
+func monotonic() int64 { return int64(time.Since(clockStart)) }
 
 // DefaultFloodRate is the default storm-control limit: far above what
 // ARP, DHCP, neighbour discovery and mDNS need on a home LAN, far below
@@ -137,12 +217,12 @@ type Stats struct {
 func (s *Stats) Dropped(r Reason) uint64 { return s.Drops[r].Load() }
 
 type port struct {
-	link  Link
-	vlink ViewLink // link, if it can transmit from the ingress buffer
-	_     cpu.CacheLinePad
+	link   Link
+	keeper keeper // link, if it keeps frames beyond the call
+	_      cpu.CacheLinePad
 	// Written by this port's ingress path only.
 	scratch [ethHdrLen + tagLen]byte // egress header when a tag is added/changed
-	owner   *buffer.View             // the frame's buffer during InputView
+	rx      ingress                  // the frame being bridged
 	flood   tokenBucket              // storm control
 	stats   PortStats
 }
@@ -231,7 +311,7 @@ func New(c Config) (*Bridge, error) {
 		c.FloodRate = 0
 	}
 	if c.Now == nil {
-		c.Now = gnet.Nanotime // a system call per read avoided on the gowrt kernel
+		c.Now = monotonic
 	}
 	b := &Bridge{
 		mac:  c.MAC,
@@ -267,8 +347,8 @@ func (b *Bridge) AddPort(l Link, v PortVLANs) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	vl, _ := l.(ViewLink)
-	b.ports[n] = &port{link: l, vlink: vl}
+	k, _ := l.(keeper)
+	b.ports[n] = &port{link: l, keeper: k}
 	b.vlans.Store(t)
 	b.nport.Store(int32(n + 1))
 	return n, nil
@@ -400,28 +480,36 @@ func isLinkLocal(d []byte) bool {
 }
 
 // InputView bridges the frame in v, received on port in, like Input, but
-// lets ports whose Link is a ViewLink send it without copying by taking a
-// reference to v. The caller keeps its own reference and releases it
-// after the call as usual.
+// ports that keep the frame share v (each takes its own reference)
+// instead of a copy. The caller keeps its reference and releases it after
+// the call as usual.
 func (b *Bridge) InputView(in int, v *buffer.View) {
 	if in < 0 || in >= int(b.nport.Load()) {
 		b.drop(ReasonNoPort)
 		return
 	}
 	p := b.ports[in]
-	p.owner = v
-	b.Input(in, v.AsSlice())
-	p.owner = nil
+	p.rx = ingress{frame: v.AsSlice(), v: v}
+	b.input(in, p, p.rx.frame)
+	p.rx.done()
 }
 
-// Input bridges one frame received on port in. The frame is only read
-// during the call; the caller keeps ownership of its memory.
+// Input bridges one frame received on port in. The frame is borrowed: it
+// is only read, and only during the call (the net.Handler contract), and
+// the caller keeps its memory. Ports that keep the frame longer share one
+// copy of it.
 func (b *Bridge) Input(in int, frame []byte) {
 	if in < 0 || in >= int(b.nport.Load()) {
 		b.drop(ReasonNoPort)
 		return
 	}
 	p := b.ports[in]
+	p.rx.frame = frame
+	b.input(in, p, frame)
+	p.rx.done()
+}
+
+func (b *Bridge) input(in int, p *port, frame []byte) {
 	f, r, ok := Parse(frame, b.mtu)
 	if !ok {
 		b.drop(r)
@@ -508,10 +596,17 @@ func (b *Bridge) Input(in int, frame []byte) {
 	}
 	mask := t.members[vid] & up &^ bit
 	p.stats.Flooded.Add(1)
-	for mask != 0 {
-		o := bits.TrailingZeros64(mask)
-		mask &= mask - 1
-		b.send(t, o, vid, &f, frame, p)
+	var hostBit uint64
+	if host >= 0 {
+		hostBit = uint64(1) << host
+	}
+	for m := mask &^ hostBit; m != 0; m &= m - 1 {
+		b.send(t, bits.TrailingZeros64(m), vid, &f, frame, p)
+	}
+	if mask&hostBit != 0 {
+		// Last: the host port takes over the bridge's reference to the
+		// shared copy (see hostLink.keep).
+		b.send(t, host, vid, &f, frame, p)
 	}
 }
 
@@ -536,12 +631,12 @@ func (b *Bridge) send(t *vlanTable, o int, vid uint16, f *Frame, frame []byte, i
 	}
 	var sent bool
 	switch {
-	case in.owner == nil || q.vlink == nil:
+	case q.keeper == nil:
 		sent = q.link.Send(hdr, payload)
 	case len(hdr) == f.Rest && &hdr[0] == &frame[0]:
-		sent = q.vlink.SendView(in.owner, nil, nil) // leaves unchanged
+		sent = q.keeper.keep(&in.rx, nil, 0) // leaves unchanged
 	default:
-		sent = q.vlink.SendView(in.owner, hdr, payload)
+		sent = q.keeper.keep(&in.rx, hdr, f.Rest)
 	}
 	if sent {
 		q.stats.TxFrames.Add(1)

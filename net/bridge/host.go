@@ -6,30 +6,58 @@ import (
 	"sync/atomic"
 
 	gnet "github.com/gowrt/gowrt/net"
+	"gvisor.dev/gvisor/pkg/buffer"
 )
 
 // HostNIC is the bridge port leading to the router's own network stack.
-// It implements net.NIC, so net.NewEndpoint turns it into the gVisor
+// It implements net.NIC, so netstack.NewEndpoint turns it into the gVisor
 // LinkEndpoint of the bridge interface (br-lan).
 //
-// Frames the bridge delivers to the host are copied once into a pooled RX
-// view: the bridge does not own its ingress buffers beyond Input, and
-// gVisor keeps packets indefinitely (reassembly, TCP queues). Frames the
-// stack transmits are gathered into a view and bridged synchronously;
-// egress NIC ports share that view, and the stack's TxBuf is released at
-// once: the bridge never holds one.
+// Frames the bridge delivers to the host go to the handler Start was
+// given. A handler that implements ViewHandler (netstack.Endpoint does)
+// gets them in the bridge's copy, by reference: the frame a LAN port
+// received reaches gVisor in the memory the bridge copied it into, which
+// the bridge's egress ports transmit from too, and the stack, which keeps
+// packets indefinitely (reassembly, TCP queues), holds a reference of its
+// own. A frame for the router alone (unicast to br-lan's MAC) is the
+// stack's alone, and gVisor parses it in place: one copy from the
+// driver's buffer to the stack. A flooded frame that another port is
+// still transmitting when gVisor parses it is shared, and gVisor copies
+// what it parses (copy-on-write), a second copy; NICs that copy on
+// Transmit (pcnet, the TAP device) are done with it by then. Any other
+// handler borrows the frame for the call, as from a driver.
+//
+// Frames the stack transmits are gathered into one buffer and bridged
+// synchronously; egress NIC ports share that buffer, and the stack's
+// TxBuf is released at once: the bridge never holds one.
 type HostNIC struct {
 	b    *Bridge
 	port int
 
 	rxMu    sync.Mutex // serialises calls into h
 	h       gnet.Handler
+	vh      ViewHandler // h, if it takes frames by reference
+	flat    [gnet.RxBufSize]byte
 	started atomic.Bool
 
 	txMu sync.Mutex // serialises Input for the host port
 
 	// RxNoHandler counts frames for the host before Start or after Stop.
 	RxNoHandler atomic.Uint64
+}
+
+// A ViewHandler is a host port handler that takes frames by reference
+// instead of borrowing them: the bridge's consumer on the host side, the
+// router's gVisor stack (netstack.Endpoint implements it).
+type ViewHandler interface {
+	gnet.Handler
+	// ReceiveView delivers one frame (FCS excluded) held in v. The
+	// handler owns the reference v and releases it when it is done,
+	// which may be long after the call. Other ports may still be
+	// transmitting from the same memory, so the handler must not write
+	// to it while others hold references: gVisor's buffers copy a shared
+	// chunk before handing out memory to write to (copy-on-write).
+	ReceiveView(v *buffer.View)
 }
 
 // AddHostPort adds the router's own stack as a bridge port with VLAN
@@ -79,6 +107,7 @@ func (n *HostNIC) Start(h gnet.Handler) error {
 	}
 	n.rxMu.Lock()
 	n.h = h
+	n.vh, _ = h.(ViewHandler)
 	n.rxMu.Unlock()
 	return n.b.SetLink(n.port, true)
 }
@@ -90,19 +119,24 @@ func (n *HostNIC) Stop() {
 	}
 	_ = n.b.SetLink(n.port, false) // port exists: cannot fail
 	n.rxMu.Lock()
-	n.h = nil
+	n.h, n.vh = nil, nil
 	n.rxMu.Unlock()
 }
 
 // Transmit implements net.NIC: the frame enters the bridge as if received
-// on the host port. It is gathered once into a view, which the egress
+// on the host port. It is gathered once into a buffer, which the egress
 // NIC ports then share (InputView) instead of copying again.
 func (n *HostNIC) Transmit(tb gnet.TxBuf) error {
 	segs := tb.Segments()
 	if tb.Len() > gnet.RxBufSize || len(segs) == 0 {
 		return errors.New("bridge: frame empty or larger than a bridge buffer")
 	}
-	v := gnet.CopyRxView(segs[0], segs[1:]...)
+	v := buffer.NewViewSize(tb.Len())
+	b := v.AsSlice() // fresh and unshared: safe to fill in place
+	k := 0
+	for _, s := range segs {
+		k += copy(b[k:], s)
+	}
 	tb.Release()
 	n.txMu.Lock()
 	n.b.InputView(n.port, v)
@@ -114,19 +148,44 @@ func (n *HostNIC) Transmit(tb gnet.TxBuf) error {
 // hostLink is the bridge-side Link of the host port.
 type hostLink struct{ n *HostNIC }
 
+// Send implements Link: the frame hdr ++ payload is delivered in a copy
+// of its own (or, to a handler that borrows frames, lent).
 func (l hostLink) Send(hdr, payload []byte) bool {
+	return l.deliver(nil, hdr, payload)
+}
+
+// keep implements keeper. The host port is the last port a frame is sent
+// to (Input sees to it), so it may take over the bridge's reference.
+func (l hostLink) keep(x *ingress, hdr []byte, rest int) bool {
+	return l.deliver(x, hdr, x.frame[rest:])
+}
+
+// deliver hands the host's handler the frame hdr ++ payload: when x is
+// given and hdr is nil, the frame is x.frame, which a ViewHandler gets by
+// reference to the bridge's copy (ingress.take) and any other handler
+// borrows; otherwise it is a copy of its own, or flattened into the
+// port's buffer for a borrowing handler.
+func (l hostLink) deliver(x *ingress, hdr, payload []byte) bool {
 	n := l.n
 	if len(hdr)+len(payload) > gnet.RxBufSize {
 		return false
 	}
-	v := gnet.CopyRxView(hdr, payload)
 	n.rxMu.Lock()
 	defer n.rxMu.Unlock()
-	if n.h == nil {
+	switch {
+	case n.h == nil:
 		n.RxNoHandler.Add(1)
-		v.Release()
 		return false
+	case hdr == nil && x != nil && n.vh != nil:
+		n.vh.ReceiveView(x.take())
+	case hdr == nil && x != nil:
+		n.h.Receive(x.frame)
+	case n.vh != nil:
+		n.vh.ReceiveView(copyView(hdr, payload))
+	default:
+		k := copy(n.flat[:], hdr)
+		k += copy(n.flat[k:], payload)
+		n.h.Receive(n.flat[:k])
 	}
-	n.h.Receive(v)
 	return true
 }

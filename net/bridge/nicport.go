@@ -8,16 +8,16 @@ import (
 )
 
 // AttachNIC adds a driver's NIC as a bridge port with VLAN membership v
-// and starts it: received frames are bridged straight from the RX view
-// (no copy on ingress) and the view is released afterwards; carrier
-// changes open and close the port.
+// and starts it: the frames it receives are bridged straight from the
+// driver's receive buffer, and carrier changes open and close the port.
 //
-// Egress shares the ingress view: the TxBuf handed to the driver holds a
-// reference to it (buffer.View.Clone, no copy) until the driver releases
-// it at TX completion, so a frame flooded to several ports is one buffer
-// with several readers. Only a frame whose header the bridge rewrote
-// (a VLAN tag added or removed) for a NIC that cannot gather a separate
-// header is copied, once, into a pooled buffer.
+// Egress shares the ingress copy: the TxBuf handed to the driver holds a
+// reference to the bridge's one copy of the frame (see the package
+// documentation) until the driver releases it at TX completion, so a
+// frame flooded to several ports is one buffer with several readers. Only
+// a frame whose header the bridge rewrote (a VLAN tag added or removed)
+// for a NIC that cannot gather a separate header gets a flat copy of its
+// own.
 //
 // The port does not queue: a frame that finds the egress ring full is
 // dropped and counted (PortStats.TxDropped), as a switch drops at a
@@ -45,29 +45,22 @@ type nicPort struct {
 	gather bool // the NIC takes multi-segment TxBufs
 }
 
-// Receive implements net.Handler.
-func (np *nicPort) Receive(v *buffer.View) {
-	np.b.InputView(np.port, v)
-	v.Release()
-}
+// Receive implements net.Handler: the borrowed frame is bridged at once.
+func (np *nicPort) Receive(frame []byte) { np.b.Input(np.port, frame) }
 
 // LinkChanged implements net.Handler.
 func (np *nicPort) LinkChanged(ls gnet.LinkState) {
 	_ = np.b.SetLink(np.port, ls.Up) // port exists: cannot fail
 }
 
-// Send implements Link.
+// Send implements Link: hdr ++ payload, copied into a buffer of its own.
 func (np *nicPort) Send(hdr, payload []byte) bool {
-	n := len(hdr) + len(payload)
-	if n > gnet.RxBufSize {
+	if len(hdr)+len(payload) > gnet.RxBufSize {
 		return false
 	}
 	t := txFramePool.Get().(*txFrame)
-	t.v = buffer.NewViewSize(n)
-	buf := t.v.AsSlice() // fresh, unshared view: safe to fill in place
-	copy(buf, hdr)
-	copy(buf[len(hdr):], payload)
-	t.segs[0], t.nseg = buf, 1
+	t.v = copyView(hdr, payload)
+	t.segs[0], t.nseg = t.v.AsSlice(), 1
 	if np.nic.Transmit(t) != nil {
 		t.Release()
 		return false
@@ -75,18 +68,18 @@ func (np *nicPort) Send(hdr, payload []byte) bool {
 	return true
 }
 
-// SendView implements ViewLink.
-func (np *nicPort) SendView(owner *buffer.View, hdr, payload []byte) bool {
+// keep implements keeper: the TxBuf shares the ingress copy.
+func (np *nicPort) keep(x *ingress, hdr []byte, rest int) bool {
 	if hdr != nil && !np.gather {
-		return np.Send(hdr, payload)
+		return np.Send(hdr, x.frame[rest:])
 	}
 	t := txFramePool.Get().(*txFrame)
-	t.v = owner.Clone()
+	t.v = x.view().Clone()
 	if hdr == nil {
 		t.segs[0], t.nseg = t.v.AsSlice(), 1
 	} else {
 		t.segs[0] = t.hdr[:copy(t.hdr[:], hdr)]
-		t.segs[1], t.nseg = payload, 2
+		t.segs[1], t.nseg = t.v.AsSlice()[rest:], 2
 	}
 	if np.nic.Transmit(t) != nil {
 		t.Release()
@@ -95,9 +88,9 @@ func (np *nicPort) SendView(owner *buffer.View, hdr, payload []byte) bool {
 	return true
 }
 
-// txFrame is a TxBuf holding a reference to a view: a copy of the frame,
-// or the ingress view it is sent from, with a private header if the
-// bridge rewrote it.
+// txFrame is a TxBuf holding a reference to a buffer: the frame's shared
+// ingress copy, with a private header if the bridge rewrote it, or a flat
+// copy of its own.
 type txFrame struct {
 	v    *buffer.View
 	hdr  [ethHdrLen + tagLen]byte

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bytes"
+	"encoding/binary"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -43,14 +44,24 @@ func (n *holdNIC) complete() {
 	n.held = nil
 }
 
-// rxView is what a driver hands the bridge: a fresh view holding f.
-func rxView(f []byte) *buffer.View { return gnet.CopyRxView(f) }
+// ring is a driver's receive buffer: it lends f to the bridge from its
+// own memory, and reuses that memory for the next frame once Receive has
+// returned.
+type ring struct{ buf [gnet.RxBufSize]byte }
 
-// TestNICPortSharesIngressView: a frame bridged unchanged reaches the
-// egress NIC as the ingress buffer itself (same memory: no copy), stays
-// intact after the ingress side released its view and the pool reused
-// memory, and a frame flooded to two NICs is one buffer for both.
-func TestNICPortSharesIngressView(t *testing.T) {
+func (r *ring) receive(h gnet.Handler, f []byte) []byte {
+	b := r.buf[:copy(r.buf[:], f)]
+	h.Receive(b)
+	clear(r.buf[:]) // re-armed: the next frame overwrites it
+	return b
+}
+
+// TestNICPortSharesOneCopy: the bridge copies a borrowed frame once; a
+// frame flooded to two NICs is that one buffer for both (same memory),
+// which is not the driver's buffer and stays intact after the driver
+// reused its buffer and the pool recycled memory, and after one port's
+// completion.
+func TestNICPortSharesOneCopy(t *testing.T) {
 	b, _ := New(Config{MAC: brMAC})
 	in, out1, out2 := &holdNIC{}, &holdNIC{}, &holdNIC{}
 	for _, n := range []*holdNIC{in, out1, out2} {
@@ -59,23 +70,29 @@ func TestNICPortSharesIngressView(t *testing.T) {
 		}
 	}
 	f := frame(bcast, stA, -1, 0, 100)
-	v := rxView(f)
-	mem := &v.AsSlice()[0]
-	in.h.Receive(v) // the bridge releases the driver's reference
+	var r ring
+	dma := r.receive(in.h, f)
 	for i := 0; i < 50; i++ {
-		w := gnet.NewRxView() // churn the pool: a freed chunk would be reused
-		clear(w.AsSlice()[:cap(w.AsSlice())])
+		w := buffer.NewViewSize(len(f)) // churn the pool: a freed chunk would be reused
+		clear(w.AsSlice())
 		w.Release()
 	}
+	var mem *byte
 	for _, o := range []*holdNIC{out1, out2} {
 		if len(o.held) != 1 {
 			t.Fatalf("%d frames held, want 1", len(o.held))
 		}
-		if s := o.held[0].Segments(); len(s) != 1 || &s[0][0] != mem {
-			t.Fatalf("egress frame is a copy (%d segments), want the ingress buffer", len(s))
+		s := o.held[0].Segments()
+		if len(s) != 1 || &s[0][0] == &dma[0] {
+			t.Fatalf("egress frame in %d segments or in the driver's buffer", len(s))
+		}
+		if mem == nil {
+			mem = &s[0][0]
+		} else if &s[0][0] != mem {
+			t.Fatal("the two egress ports got two copies, want one shared buffer")
 		}
 		if !bytes.Equal(o.flat(0), f) {
-			t.Fatal("held frame changed after the ingress view was released")
+			t.Fatal("held frame changed after the driver reused its buffer")
 		}
 	}
 	out1.complete()
@@ -83,6 +100,31 @@ func TestNICPortSharesIngressView(t *testing.T) {
 		t.Fatal("one port's completion changed the other port's frame")
 	}
 	out2.complete()
+}
+
+// TestDroppedFrameNotCopied: a frame the bridge drops costs no buffer,
+// and forwarding a borrowed frame allocates nothing.
+func TestDroppedFrameNotCopied(t *testing.T) {
+	b, _ := New(Config{MAC: brMAC})
+	in, out := &holdNIC{}, &nullNIC{}
+	b.AttachNIC(in, DefaultVLANs)
+	b.AttachNIC(out, DefaultVLANs)
+	in.h.Receive(frame(bcast, stB, -1, 0, 46)) // learn B on the ingress port
+	var r ring
+	hairpin := frame(stB, stA, -1, 0, 100) // B lives on the ingress port
+	if n := testing.AllocsPerRun(100, func() { r.receive(in.h, hairpin) }); n != 0 && !raceEnabled {
+		t.Fatalf("%v allocations per dropped frame", n)
+	}
+	if b.Stats.Dropped(ReasonHairpin) == 0 {
+		t.Fatal("frame not dropped as hairpin")
+	}
+	fwd := frame(bcast, stA, -1, 0, 100)
+	if n := testing.AllocsPerRun(100, func() { r.receive(in.h, fwd) }); n != 0 && !raceEnabled {
+		t.Fatalf("%v allocations per forwarded frame", n)
+	}
+	if out.sent == 0 {
+		t.Fatal("nothing forwarded")
+	}
 }
 
 // TestNICPortRetagShared: adding a tag toward a trunk shares the payload
@@ -101,8 +143,9 @@ func TestNICPortRetagShared(t *testing.T) {
 			in, out := &holdNIC{}, &holdNIC{caps: c.caps}
 			b.AttachNIC(in, access)
 			b.AttachNIC(out, trunk)
-			in.h.Receive(rxView(frame(bcast, stA, -1, 0, 100)))
-			in.h.Receive(rxView(frame(bcast, stB, -1, 0, 100))) // reuses the scratch header
+			var r ring
+			r.receive(in.h, frame(bcast, stA, -1, 0, 100))
+			r.receive(in.h, frame(bcast, stB, -1, 0, 100)) // reuses the scratch header
 			if len(out.held) != 2 {
 				t.Fatalf("%d frames held, want 2", len(out.held))
 			}
@@ -172,3 +215,124 @@ func TestFDBConcurrent(t *testing.T) {
 type atomicSink struct{ n atomic.Int64 }
 
 func (l *atomicSink) Send(hdr, payload []byte) bool { l.n.Add(1); return true }
+
+// viewHost is a host-side ViewHandler (what netstack.Endpoint is to the
+// bridge) that keeps every frame it is given.
+type viewHost struct {
+	views    []*buffer.View
+	borrowed int
+}
+
+func (h *viewHost) Receive([]byte)             { h.borrowed++ }
+func (h *viewHost) ReceiveView(v *buffer.View) { h.views = append(h.views, v) }
+func (h *viewHost) LinkChanged(gnet.LinkState) {}
+
+// ipFrame is an untagged frame with an IPv4 header (no options, not a
+// fragment) and 40 bytes after it.
+func ipFrame(dst, src gnet.MAC) []byte {
+	f := frame(dst, src, -1, 0, 60)
+	ip := f[ethHdrLen:]
+	ip[0] = 0x45
+	binary.BigEndian.PutUint16(ip[6:8], 0)
+	return f
+}
+
+// parsedInPlace takes over v and reports whether gVisor, parsing its
+// Ethernet header as the stack does (Buffer.PullUp), reads the frame
+// where it is: it does only when nobody else holds a reference to the
+// memory, and copies it (copy-on-write) otherwise.
+func parsedInPlace(v *buffer.View) bool {
+	mem := &v.AsSlice()[0]
+	b := buffer.MakeWithView(v)
+	defer b.Release()
+	h, ok := b.PullUp(0, ethHdrLen)
+	return ok && &h.AsSlice()[0] == mem
+}
+
+// TestHostGetsBridgeCopy: the host's ViewHandler gets the bridge's one
+// copy of a frame (not the driver's buffer). A frame only the host keeps
+// is the host's alone, so gVisor parses it in place: one copy from the
+// driver's buffer to the stack. A frame flooded to the host and to a NIC
+// port still transmitting it is one buffer for both, which gVisor copies
+// before parsing; a NIC that completed its transmission at once leaves it
+// to the host alone again. A host handler that only borrows frames gets
+// the driver's buffer itself.
+func TestHostGetsBridgeCopy(t *testing.T) {
+	b, _ := New(Config{MAC: brMAC})
+	host, _ := b.AddHostPort(DefaultVLANs) // port 0: flooded to first, were it not for Input
+	vh := &viewHost{}
+	if err := host.Start(vh); err != nil {
+		t.Fatal(err)
+	}
+	in, out := &holdNIC{}, &holdNIC{}
+	b.AttachNIC(in, DefaultVLANs)
+	b.AttachNIC(out, DefaultVLANs)
+	var r ring
+
+	// Unicast to the router.
+	f := ipFrame(brMAC, stA)
+	dma := r.receive(in.h, f)
+	if len(vh.views) != 1 || len(out.held) != 0 || vh.borrowed != 0 {
+		t.Fatalf("unicast to the host: %d views (%d borrowed), %d NIC frames", len(vh.views), vh.borrowed, len(out.held))
+	}
+	if &vh.views[0].AsSlice()[0] == &dma[0] || !bytes.Equal(vh.views[0].AsSlice(), f) {
+		t.Fatal("host frame is the driver's buffer, or differs")
+	}
+	if !parsedInPlace(vh.views[0]) {
+		t.Fatal("gVisor would copy a frame only the host holds")
+	}
+	vh.views = nil
+
+	// Broadcast, held by the NIC port.
+	f = ipFrame(bcast, stA)
+	dma = r.receive(in.h, f)
+	if len(vh.views) != 1 || len(out.held) != 1 {
+		t.Fatalf("broadcast: host got %d views, NIC %d frames; want 1 and 1", len(vh.views), len(out.held))
+	}
+	hostMem, nicMem := &vh.views[0].AsSlice()[0], &out.held[0].Segments()[0][0]
+	if hostMem != nicMem || hostMem == &dma[0] {
+		t.Fatal("host and NIC port do not share the bridge's one copy")
+	}
+	if !bytes.Equal(vh.views[0].AsSlice(), f) || !bytes.Equal(out.flat(0), f) {
+		t.Fatal("shared frame changed after the driver reused its buffer")
+	}
+	if parsedInPlace(vh.views[0]) {
+		t.Fatal("gVisor would parse, and may write, memory a NIC is transmitting")
+	}
+	vh.views = nil
+	out.complete()
+
+	// Broadcast to a NIC port that completes at once.
+	b2, _ := New(Config{MAC: brMAC})
+	host2, _ := b2.AddHostPort(DefaultVLANs)
+	vh2 := &viewHost{}
+	host2.Start(vh2)
+	in2, fast := &holdNIC{}, &nullNIC{}
+	b2.AttachNIC(in2, DefaultVLANs)
+	b2.AttachNIC(fast, DefaultVLANs)
+	r.receive(in2.h, f)
+	if len(vh2.views) != 1 || fast.frames != 1 {
+		t.Fatalf("broadcast: host got %d views, NIC %d frames; want 1 and 1", len(vh2.views), fast.frames)
+	}
+	if !parsedInPlace(vh2.views[0]) {
+		t.Fatal("gVisor would copy a frame the other port is done with")
+	}
+
+	// A host handler that does not take views borrows the driver's frame.
+	b3, _ := New(Config{MAC: brMAC})
+	host3, _ := b3.AddHostPort(DefaultVLANs)
+	var got *byte
+	host3.Start(handlerFunc(func(f []byte) { got = &f[0] }))
+	in3 := &holdNIC{}
+	b3.AttachNIC(in3, DefaultVLANs)
+	dma = r.receive(in3.h, ipFrame(brMAC, stA))
+	if got != &dma[0] {
+		t.Fatal("a borrowing host handler did not get the driver's buffer")
+	}
+}
+
+// handlerFunc is a net.Handler that only borrows frames.
+type handlerFunc func([]byte)
+
+func (f handlerFunc) Receive(b []byte)         { f(b) }
+func (handlerFunc) LinkChanged(gnet.LinkState) {}

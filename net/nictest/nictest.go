@@ -3,11 +3,15 @@
 // adapter, the bridge) without hardware or a hardware model.
 //
 // Each NIC has a bounded TX ring (a buffered channel) drained by one
-// goroutine that plays the DMA engine: it copies the frame's segments into a
-// fresh RX view of the peer, signals TX completion (Release) and delivers
-// the view to the peer's handler. The ring can be frozen (HoldTX) to
-// exercise the full-ring path, and raw frames can be injected to exercise
-// malformed-input handling.
+// goroutine that plays the DMA engine: it copies the frame's segments into
+// the peer's receive buffer, signals TX completion (Release) and lends the
+// frame to the peer's handler, as a driver lends its ring buffer. The ring
+// can be frozen (HoldTX) to exercise the full-ring path, and raw frames can
+// be injected to exercise malformed-input handling.
+//
+// Spy wraps any NIC and Dispatcher stands in for a gVisor stack, both
+// recording where in memory the frames they see lie, for tests that count
+// the copies a frame costs between a driver's buffer and the stack.
 package nictest
 
 import (
@@ -39,6 +43,7 @@ type NIC struct {
 
 	rxMu    sync.Mutex // serialises all calls into h, as the contract requires
 	h       gnet.Handler
+	rxBuf   [gnet.RxBufSize]byte // the receive buffer frames are lent from (rxMu)
 	started atomic.Bool
 	stopMu  sync.Mutex
 	isStop  bool
@@ -193,7 +198,7 @@ func (n *NIC) SetLink(up bool) {
 }
 
 // Inject delivers frame to this NIC's handler as if it had arrived on the
-// wire (copied into an RX view, as DMA would).
+// wire (copied into the NIC's receive buffer, as DMA would).
 func (n *NIC) Inject(frame []byte) bool { return n.deliver(frame, nil) }
 
 func (n *NIC) deliver(frame []byte, segs [][]byte) bool {
@@ -205,15 +210,17 @@ func (n *NIC) deliver(frame []byte, segs [][]byte) bool {
 		n.RxOversizeHW.Add(1)
 		return false
 	}
-	v := gnet.CopyRxView(frame, segs...)
 	n.rxMu.Lock()
 	defer n.rxMu.Unlock()
 	if n.h == nil {
 		n.RxNoHandler.Add(1)
-		v.Release()
 		return false
 	}
-	n.h.Receive(v)
+	k := copy(n.rxBuf[:], frame)
+	for _, s := range segs {
+		k += copy(n.rxBuf[k:], s)
+	}
+	n.h.Receive(n.rxBuf[:k])
 	return true
 }
 
@@ -260,6 +267,10 @@ func (n *NIC) drain() {
 		}
 	}
 }
+
+// RxBuffer is the memory the NIC lends received frames from, for tests
+// that check a handler's frame is the NIC's buffer, not a copy.
+func (n *NIC) RxBuffer() []byte { return n.rxBuf[:] }
 
 // Queued is the number of frames waiting in the TX ring.
 func (n *NIC) Queued() int { return len(n.txq) }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/netstack"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
@@ -19,15 +20,15 @@ import (
 )
 
 // NewStack builds a gVisor stack (IPv4, ARP, ICMP, TCP) whose NIC 1 is nic
-// through a gnet.Endpoint, with addr/24 and a default route. The stack is
+// through a netstack.Endpoint, with addr/24 and a default route. The stack is
 // closed when the test ends. opts, if given, configure the Endpoint.
-func NewStack(t testing.TB, nic gnet.NIC, addr tcpip.Address, opts ...gnet.Options) (*stack.Stack, *gnet.Endpoint) {
+func NewStack(t testing.TB, nic gnet.NIC, addr tcpip.Address, opts ...netstack.Options) (*stack.Stack, *netstack.Endpoint) {
 	t.Helper()
 	s := stack.New(stack.Options{
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, arp.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, icmp.NewProtocol4},
 	})
-	var o gnet.Options
+	var o netstack.Options
 	if len(opts) > 0 {
 		o = opts[0]
 	}
@@ -42,7 +43,7 @@ func NewStack(t testing.TB, nic gnet.NIC, addr tcpip.Address, opts ...gnet.Optio
 	if e := s.SetTransportProtocolOption(tcp.ProtocolNumber, &rcvBuf); e != nil {
 		t.Fatalf("TCP receive buffer: %v", e)
 	}
-	ep, err := gnet.NewEndpointOptions(nic, o)
+	ep, err := netstack.NewEndpointOptions(nic, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/bridge"
 	"github.com/gowrt/gowrt/net/connlimit"
+	"github.com/gowrt/gowrt/net/netstack"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
@@ -34,6 +35,10 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
 	"gvisor.dev/gvisor/pkg/waiter"
 )
+
+// The router's stack takes the frames br-lan delivers to it by reference:
+// the bridge's one copy of a received frame is the memory gVisor parses.
+var _ bridge.ViewHandler = (*netstack.Endpoint)(nil)
 
 // DefaultLANAddr is OpenWrt's default LAN address.
 var DefaultLANAddr = netip.MustParsePrefix("192.168.1.1/24")
@@ -127,8 +132,8 @@ type Router struct {
 	cfg     Config
 	br      *bridge.Bridge
 	host    *bridge.HostNIC
-	lanEP   *gnet.Endpoint
-	wanEP   *gnet.Endpoint
+	lanEP   *netstack.Endpoint
+	wanEP   *netstack.Endpoint
 	s       *stack.Stack
 	ports   []portState
 	srv     *http.Server
@@ -221,7 +226,7 @@ func New(cfg Config) (*Router, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	br, err := bridge.New(bridge.Config{MAC: cfg.BridgeMAC, FloodRate: cfg.FloodRate})
+	br, err := bridge.New(bridge.Config{MAC: cfg.BridgeMAC, FloodRate: cfg.FloodRate, Now: netstack.Nanotime})
 	if err != nil {
 		return nil, fmt.Errorf("router: br-lan: %w", err)
 	}
@@ -263,7 +268,7 @@ func (r *Router) Stack() *stack.Stack { return r.s }
 func (r *Router) Start() error {
 	r.started = time.Now()
 	r.s = stack.New(stack.Options{
-		Clock:              gnet.StackClock(),
+		Clock:              netstack.StackClock(),
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, arp.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol, icmp.NewProtocol4},
 	})
@@ -346,8 +351,8 @@ func (r *Router) listenHTTP(addr tcpip.FullAddress) (*gonet.TCPListener, error) 
 	return gonet.NewTCPListener(r.s, &wq, ep), nil
 }
 
-func (r *Router) attach(id tcpip.NICID, nic gnet.NIC) (*gnet.Endpoint, error) {
-	ep, err := gnet.NewEndpoint(nic)
+func (r *Router) attach(id tcpip.NICID, nic gnet.NIC) (*netstack.Endpoint, error) {
+	ep, err := netstack.NewEndpoint(nic)
 	if err != nil {
 		return nil, fmt.Errorf("router: endpoint: %w", err)
 	}

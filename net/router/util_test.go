@@ -7,7 +7,6 @@ import (
 
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/router"
-	"gvisor.dev/gvisor/pkg/buffer"
 )
 
 func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }
@@ -78,21 +77,16 @@ func (f flat) Release()           {}
 type untagger struct {
 	h   gnet.Handler
 	vid uint16
+	buf [gnet.RxBufSize]byte
 }
 
 func (u *untagger) LinkChanged(ls gnet.LinkState) { u.h.LinkChanged(ls) }
 
-func (u *untagger) Receive(v *buffer.View) {
-	f := v.AsSlice()
+func (u *untagger) Receive(f []byte) {
 	if len(f) < 18 || f[12] != 0x81 || f[13] != 0x00 || (uint16(f[14])<<8|uint16(f[15]))&0xfff != u.vid {
-		v.Release()
 		return
 	}
-	nv := gnet.NewRxView()
-	out := nv.AsSlice()[:cap(nv.AsSlice())]
-	n := copy(out, f[:12])
-	n += copy(out[n:], f[16:])
-	nv.CapLength(n)
-	v.Release()
-	u.h.Receive(nv)
+	n := copy(u.buf[:], f[:12])
+	n += copy(u.buf[n:], f[16:])
+	u.h.Receive(u.buf[:n])
 }

@@ -13,9 +13,10 @@ import (
 )
 
 // NIC is a TAP device behind the gowrt NIC contract. Received frames are
-// read straight into gVisor views (no copy); frames to send are written
-// with one write per frame (a multi-segment frame is gathered into a
-// per-NIC buffer first, as a MAC without scatter-gather would).
+// read into the NIC's receive buffer and lent from there to the handler
+// (the read is the device's DMA: no further copy); frames to send are
+// written with one write per frame (a multi-segment frame is gathered
+// into a per-NIC buffer first, as a MAC without scatter-gather would).
 type NIC struct {
 	dev *Dev
 	mac gnet.MAC
@@ -23,6 +24,7 @@ type NIC struct {
 
 	mu      sync.Mutex // serialises Transmit's use of flat
 	flat    []byte
+	rxBuf   []byte // the receive buffer; the reader goroutine's alone
 	started atomic.Bool
 	done    chan struct{}
 	down    atomic.Bool // carrier removed by SetCarrier(false)
@@ -47,7 +49,7 @@ var (
 // side of a TAP device has its own).
 func NewNIC(dev *Dev, mac gnet.MAC) *NIC {
 	return &NIC{dev: dev, mac: mac, mtu: gnet.DefaultMTU,
-		flat: make([]byte, gnet.RxBufSize), done: make(chan struct{})}
+		flat: make([]byte, gnet.RxBufSize), rxBuf: make([]byte, gnet.RxBufSize), done: make(chan struct{})}
 }
 
 func (n *NIC) MACAddress() gnet.MAC            { return n.mac }
@@ -82,12 +84,10 @@ func (n *NIC) Start(h gnet.Handler) error {
 
 func (n *NIC) rx(h gnet.Handler) {
 	defer close(n.done)
+	buf := n.rxBuf
 	for {
-		v := gnet.NewRxView()
-		buf := v.AsSlice()
-		k, err := n.dev.Read(buf[:cap(buf)])
+		k, err := n.dev.Read(buf)
 		if err != nil {
-			v.Release()
 			if errors.Is(err, os.ErrClosed) {
 				return
 			}
@@ -95,27 +95,23 @@ func (n *NIC) rx(h gnet.Handler) {
 			continue
 		}
 		if k < gnet.EthHeaderLen {
-			v.Release()
 			n.RxUndersize.Add(1)
 			continue
 		}
 		if k > gnet.EthHeaderLen+gnet.VLANTagLen+n.mtu {
 			// Too long for the port, as a MAC's maximum frame length
-			// would find it; a frame longer than the view was cut short
-			// by the read and lands here too.
-			v.Release()
+			// would find it; a frame longer than the buffer was cut
+			// short by the read and lands here too.
 			n.RxOversize.Add(1)
 			continue
 		}
 		if n.down.Load() {
-			v.Release()
 			n.RxDropped.Add(1)
 			continue
 		}
-		v.CapLength(k)
 		n.RxFrames.Add(1)
 		n.RxBytes.Add(uint64(k))
-		h.Receive(v)
+		h.Receive(buf[:k:k])
 	}
 }
 

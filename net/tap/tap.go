@@ -7,8 +7,8 @@
 //
 // Dev is the raw device (one Ethernet frame per read or write, no packet
 // information header). NIC wraps a Dev in the gowrt NIC contract so a
-// gVisor stack (through net.Endpoint) or the software bridge can use a TAP
-// device directly as a port.
+// gVisor stack (through netstack.Endpoint) or the software bridge can use
+// a TAP device directly as a port.
 //
 // Reads and writes go through the Go runtime's poller (the descriptor is
 // non-blocking), so a goroutine blocked on a TAP device costs no thread,

@@ -22,7 +22,7 @@ import (
 )
 
 // TestLinuxPeer puts a Linux host (a network namespace) on one side of a
-// TAP device and a gVisor stack, attached through net.Endpoint, on the
+// TAP device and a gVisor stack, attached through netstack.Endpoint, on the
 // other: Linux pings the stack, the stack pings Linux, and curl fetches
 // 1 MiB over TCP from an HTTP server on the stack, checksum compared.
 func TestLinuxPeer(t *testing.T) {

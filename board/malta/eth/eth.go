@@ -6,7 +6,7 @@
 //	import _ "github.com/gowrt/gowrt/board/malta/eth"
 //
 // It is separate from board/malta so that programs without networking do
-// not link the driver, gVisor's buffers and the net adapter.
+// not link the driver and its PCI and DMA set-up.
 package eth
 
 import "github.com/gowrt/gowrt/board/malta"

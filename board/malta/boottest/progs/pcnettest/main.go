@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/gowrt/gowrt/board/malta/eth"
-	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/netstack"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
@@ -51,7 +51,7 @@ func main() {
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, arp.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, icmp.NewProtocol4},
 	})
-	ep, err := gnet.NewEndpoint(nic)
+	ep, err := netstack.NewEndpoint(nic)
 	if err != nil {
 		fail("endpoint", err)
 	}

@@ -1,4 +1,4 @@
-package net
+package netstack
 
 import (
 	"encoding/binary"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	gnet "github.com/gowrt/gowrt/net"
 	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
@@ -41,8 +42,8 @@ type Stats struct {
 // gVisor NIC (which, as Linux does on carrier loss, flushes its neighbour
 // cache) and carrier gain enables it again; addresses and routes are kept.
 type Endpoint struct {
-	nic  NIC
-	caps Capabilities
+	nic  gnet.NIC
+	caps gnet.Capabilities
 
 	mu         sync.RWMutex
 	dispatcher stack.NetworkDispatcher
@@ -52,7 +53,7 @@ type Endpoint struct {
 	started    bool
 	st         *stack.Stack
 	nicID      tcpip.NICID
-	onLink     func(LinkState)
+	onLink     func(gnet.LinkState)
 	startErr   error
 
 	linkUp atomic.Bool
@@ -60,7 +61,7 @@ type Endpoint struct {
 	// Software TX queue for frames that found the ring full; FIFO in a
 	// fixed ring so queueing does not allocate.
 	txMu   sync.Mutex
-	txq    []TxBuf
+	txq    []gnet.TxBuf
 	txHead int
 	txLen  int
 
@@ -68,8 +69,8 @@ type Endpoint struct {
 }
 
 var _ stack.LinkEndpoint = (*Endpoint)(nil)
-var _ Handler = (*Endpoint)(nil)
-var _ TxWaker = (*Endpoint)(nil)
+var _ gnet.Handler = (*Endpoint)(nil)
+var _ gnet.TxWaker = (*Endpoint)(nil)
 
 // Options tune an Endpoint.
 type Options struct {
@@ -88,10 +89,10 @@ const DefaultTxQueueLen = 1000
 
 // NewEndpoint wraps nic with default options. The NIC is started on the
 // first Attach.
-func NewEndpoint(nic NIC) (*Endpoint, error) { return NewEndpointOptions(nic, Options{}) }
+func NewEndpoint(nic gnet.NIC) (*Endpoint, error) { return NewEndpointOptions(nic, Options{}) }
 
 // NewEndpointOptions wraps nic.
-func NewEndpointOptions(nic NIC, o Options) (*Endpoint, error) {
+func NewEndpointOptions(nic gnet.NIC, o Options) (*Endpoint, error) {
 	switch {
 	case o.TxQueueLen == 0:
 		o.TxQueueLen = DefaultTxQueueLen
@@ -99,21 +100,21 @@ func NewEndpointOptions(nic NIC, o Options) (*Endpoint, error) {
 		o.TxQueueLen = 0
 	}
 	mtu := nic.MTU()
-	if mtu < 68 || mtu > RxBufSize-EthHeaderLen-VLANTagLen {
+	if mtu < 68 || mtu > gnet.RxBufSize-gnet.EthHeaderLen-gnet.VLANTagLen {
 		// 68: RFC 791's minimum IPv4 MTU. The upper bound keeps every
-		// frame inside one RX view.
-		return nil, errors.New("net: NIC MTU out of range")
+		// frame, tagged or not, within the contract's RxBufSize.
+		return nil, errors.New("netstack: NIC MTU out of range")
 	}
 	mac := nic.MACAddress()
 	if mac.IsMulticast() || mac.IsZero() {
-		return nil, errors.New("net: NIC MAC " + mac.String() + " is not a unicast address")
+		return nil, errors.New("netstack: NIC MAC " + mac.String() + " is not a unicast address")
 	}
 	e := &Endpoint{
 		nic:  nic,
 		caps: nic.Capabilities(),
 		mtu:  uint32(mtu),
 		addr: tcpip.LinkAddress(mac[:]),
-		txq:  make([]TxBuf, o.TxQueueLen),
+		txq:  make([]gnet.TxBuf, o.TxQueueLen),
 	}
 	e.linkUp.Store(nic.Link().Up)
 	return e, nil
@@ -130,7 +131,7 @@ func (e *Endpoint) BindStack(s *stack.Stack, id tcpip.NICID) error {
 
 // OnLinkChange registers f to be called (from the NIC's context) after
 // each carrier change has been applied to the stack.
-func (e *Endpoint) OnLinkChange(f func(LinkState)) {
+func (e *Endpoint) OnLinkChange(f func(gnet.LinkState)) {
 	e.mu.Lock()
 	e.onLink = f
 	e.mu.Unlock()
@@ -150,7 +151,7 @@ func (e *Endpoint) applyLink(up bool) error {
 		err = s.DisableNIC(id)
 	}
 	if err != nil {
-		return errors.New("net: " + err.String())
+		return errors.New("netstack: " + err.String())
 	}
 	return nil
 }
@@ -159,7 +160,7 @@ func (e *Endpoint) applyLink(up bool) error {
 func (e *Endpoint) LinkUp() bool { return e.linkUp.Load() }
 
 // LinkChanged implements Handler.
-func (e *Endpoint) LinkChanged(ls LinkState) {
+func (e *Endpoint) LinkChanged(ls gnet.LinkState) {
 	e.Stats.LinkChanges.Add(1)
 	e.linkUp.Store(ls.Up)
 	if !ls.Up {
@@ -174,60 +175,98 @@ func (e *Endpoint) LinkChanged(ls LinkState) {
 	}
 }
 
-// Receive implements Handler: it validates the Ethernet framing and hands
-// the view to gVisor without copying.
-func (e *Endpoint) Receive(v *buffer.View) {
-	n := v.Size()
-	if n < EthHeaderLen {
-		e.Stats.RxMalformed.Add(1)
+// Receive implements gnet.Handler: it validates the Ethernet framing and
+// copies the borrowed frame once, into a pooled gVisor buffer the stack
+// then owns (it may keep packets long after Receive returns: reassembly,
+// TCP queues).
+func (e *Endpoint) Receive(frame []byte) {
+	typ, d := e.accept(frame)
+	if d == nil {
+		return
+	}
+	v := buffer.NewViewSize(len(frame))
+	copy(v.AsSlice(), frame) // a fresh view: nobody else sees it yet
+	e.deliver(d, typ, v)
+}
+
+// ReceiveView delivers a frame the caller already holds in a gVisor
+// buffer, without copying: the Endpoint takes over the reference v, and
+// the stack releases it when done with the packet. The bridge's host port
+// delivers this way (it is the bridge's ViewHandler), handing the stack
+// the buffer its egress ports transmit from; since others may read that
+// memory meanwhile, the caller passes only frames the stack does not
+// rewrite in place (see net/bridge).
+func (e *Endpoint) ReceiveView(v *buffer.View) {
+	typ, d := e.accept(v.AsSlice())
+	if d == nil {
 		v.Release()
 		return
 	}
-	b := v.AsSlice()
+	e.deliver(d, typ, v)
+}
+
+// accept checks a received frame's framing and that the endpoint is
+// attached, counting what it refuses. It returns the EtherType and the
+// stack's dispatcher, or a nil dispatcher for a refused frame.
+func (e *Endpoint) accept(b []byte) (uint16, stack.NetworkDispatcher) {
+	n := len(b)
+	if n < gnet.EthHeaderLen {
+		e.Stats.RxMalformed.Add(1)
+		return 0, nil
+	}
 	typ := binary.BigEndian.Uint16(b[12:14])
-	max := int(e.MTU()) + EthHeaderLen
+	max := int(e.MTU()) + gnet.EthHeaderLen
 	if typ == 0x8100 {
 		// A tagged frame may carry a full MTU; gVisor has no VLAN
 		// sub-interfaces, so it will drop it as an unknown protocol, but
 		// it is not oversize.
-		max += VLANTagLen
+		max += gnet.VLANTagLen
 	}
 	if n > max {
 		e.Stats.RxOversize.Add(1)
-		v.Release()
-		return
+		return 0, nil
 	}
-	if typ < MinTypeValue {
+	if typ < gnet.MinTypeValue {
 		e.Stats.RxUnsupported.Add(1)
-		v.Release()
-		return
+		return 0, nil
 	}
 	e.mu.RLock()
 	d := e.dispatcher
 	e.mu.RUnlock()
 	if d == nil {
 		e.Stats.RxNotAttached.Add(1)
-		v.Release()
-		return
+	}
+	return typ, d
+}
+
+// deliver hands an accepted frame, held in v, to the stack; the packet
+// takes over v.
+func (e *Endpoint) deliver(d stack.NetworkDispatcher, typ uint16, v *buffer.View) {
+	// Classify before gVisor parses: parsing a buffer others share too
+	// (the bridge's) replaces the packet's memory by a copy, after which
+	// v's memory may be recycled by its other holders.
+	b := v.AsSlice()
+	n := len(b)
+	var pt tcpip.PacketType
+	dst := tcpip.LinkAddress(b[0:6])
+	switch {
+	case b[0] == 0xff && dst == header.EthernetBroadcastAddress:
+		pt = tcpip.PacketBroadcast
+	case b[0]&1 != 0:
+		pt = tcpip.PacketMulticast
+	case dst == e.LinkAddress():
+		pt = tcpip.PacketHost
+	default:
+		pt = tcpip.PacketOtherHost
 	}
 	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithView(v)})
-	if !e.ParseHeader(pkt) { // cannot fail: length checked above
+	if !e.ParseHeader(pkt) { // cannot fail: accept checked the length
 		e.Stats.RxMalformed.Add(1)
 		pkt.DecRef()
 		return
 	}
-	dst := tcpip.LinkAddress(b[0:6])
-	switch {
-	case b[0] == 0xff && dst == header.EthernetBroadcastAddress:
-		pkt.PktType = tcpip.PacketBroadcast
-	case b[0]&1 != 0:
-		pkt.PktType = tcpip.PacketMulticast
-	case dst == e.LinkAddress():
-		pkt.PktType = tcpip.PacketHost
-	default:
-		pkt.PktType = tcpip.PacketOtherHost
-	}
-	pkt.RXChecksumValidated = e.caps&CapRxChecksum != 0
+	pkt.PktType = pt
+	pkt.RXChecksumValidated = e.caps&gnet.CapRxChecksum != 0
 	e.Stats.RxFrames.Add(1)
 	e.Stats.RxBytes.Add(uint64(n))
 	d.DeliverNetworkPacket(tcpip.NetworkProtocolNumber(typ), pkt)
@@ -253,7 +292,7 @@ func (e *Endpoint) SetMTU(mtu uint32) {
 }
 
 // MaxHeaderLength implements stack.LinkEndpoint.
-func (*Endpoint) MaxHeaderLength() uint16 { return EthHeaderLen }
+func (*Endpoint) MaxHeaderLength() uint16 { return gnet.EthHeaderLen }
 
 // LinkAddress implements stack.LinkEndpoint.
 func (e *Endpoint) LinkAddress() tcpip.LinkAddress {
@@ -273,10 +312,10 @@ func (e *Endpoint) SetLinkAddress(addr tcpip.LinkAddress) {
 // Capabilities implements stack.LinkEndpoint.
 func (e *Endpoint) Capabilities() stack.LinkEndpointCapabilities {
 	c := stack.CapabilityResolutionRequired
-	if e.caps&CapRxChecksum != 0 {
+	if e.caps&gnet.CapRxChecksum != 0 {
 		c |= stack.CapabilityRXChecksumOffload
 	}
-	if e.caps&CapTxChecksum != 0 {
+	if e.caps&gnet.CapTxChecksum != 0 {
 		c |= stack.CapabilityTXChecksumOffload
 	}
 	return c
@@ -375,7 +414,7 @@ func (e *Endpoint) SetOnCloseAction(f func()) {
 // (transports retransmit).
 func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) {
 	list := pkts.AsSlice()
-	max := int(e.MTU()) + EthHeaderLen
+	max := int(e.MTU()) + gnet.EthHeaderLen
 	e.txMu.Lock()
 	defer e.txMu.Unlock()
 	e.drainLocked()
@@ -388,15 +427,15 @@ func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) 
 			e.Stats.TxErrors.Add(uint64(len(list) - i))
 			return i, &tcpip.ErrMessageTooLong{}
 		}
-		tb := newTxPacket(pkt, e.caps&CapScatterGather != 0)
+		tb := newTxPacket(pkt, e.caps&gnet.CapScatterGather != 0)
 		n := tb.Len()
 		var err error
 		if e.txLen == 0 {
 			err = e.nic.Transmit(tb)
 		} else {
-			err = ErrTxFull // keep FIFO order behind queued frames
+			err = gnet.ErrTxFull // keep FIFO order behind queued frames
 		}
-		if err == ErrTxFull && e.txLen < len(e.txq) {
+		if err == gnet.ErrTxFull && e.txLen < len(e.txq) {
 			e.txq[(e.txHead+e.txLen)%len(e.txq)] = tb
 			e.txLen++
 			e.Stats.TxQueued.Add(1)
@@ -406,10 +445,10 @@ func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) 
 			tb.Release()
 			rest := uint64(len(list) - i)
 			switch err {
-			case ErrTxFull:
+			case gnet.ErrTxFull:
 				e.Stats.TxRingFull.Add(rest)
 				return i, &tcpip.ErrNoBufferSpace{}
-			case ErrLinkDown:
+			case gnet.ErrLinkDown:
 				e.Stats.TxLinkDown.Add(rest)
 				return i, &tcpip.ErrClosedForSend{}
 			default:
@@ -445,7 +484,7 @@ func (e *Endpoint) drainLocked() {
 	for e.txLen > 0 {
 		tb := e.txq[e.txHead]
 		err := e.nic.Transmit(tb)
-		if err == ErrTxFull {
+		if err == gnet.ErrTxFull {
 			return
 		}
 		e.txq[e.txHead] = nil
@@ -457,7 +496,7 @@ func (e *Endpoint) drainLocked() {
 		} else {
 			// Link went down or the NIC refused the frame.
 			tb.Release()
-			if err == ErrLinkDown {
+			if err == gnet.ErrLinkDown {
 				e.Stats.TxLinkDown.Add(1)
 			} else {
 				e.Stats.TxErrors.Add(1)
@@ -512,7 +551,7 @@ func (t *txPacket) Len() int           { return t.n }
 
 func (t *txPacket) Release() {
 	if t.pkt == nil {
-		panic("net: TxBuf released twice")
+		panic("netstack: TxBuf released twice")
 	}
 	if t.flat != nil {
 		t.flat.Release()

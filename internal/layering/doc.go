@@ -1,0 +1,18 @@
+// Package layering holds tests of gowrt's import rules: which packages a
+// package may link, checked with `go list -deps` for the firmware's
+// target (GOOS=linux, GOARCH=mips and mipsle, GOMIPS=softfloat), so a
+// change that breaks a rule fails `make test` instead of surfacing as a
+// driver that links the kernel or a chipset it never runs on.
+//
+// The rules are those of docs/architecture.md, section 3:
+//
+//   - The NIC contract (package net) is a leaf: it imports nothing but the
+//     standard library.
+//   - A MAC driver (arge, pcnet) and the software bridge link neither the
+//     kernel, nor a board's chipset code (soc/malta), nor gVisor's stack.
+//   - The kernel knows no board: it imports no soc or board package (a
+//     SoC package provides the kernel's platform hooks instead).
+//
+// The package has no code of its own; it exists for its tests, which run
+// on the build host (they run the go command).
+package layering

@@ -1,0 +1,128 @@
+//go:build !mips && !mipsle
+
+package layering
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/gowrt/gowrt"
+
+// targets are the firmware's build configurations the rules hold for.
+var targets = []string{"mips", "mipsle"}
+
+// pkgInfo is one package of a dependency list.
+type pkgInfo struct {
+	std     bool
+	imports []string
+}
+
+// deps returns the packages roots link, themselves included, for
+// GOOS=linux GOARCH=arch GOMIPS=softfloat, by import path.
+func deps(t *testing.T, arch string, roots ...string) map[string]pkgInfo {
+	t.Helper()
+	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}}\t{{.Standard}}\t{{join .Imports \" \"}}"}, roots...)
+	cmd := exec.Command("go", args...)
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+arch, "GOMIPS=softfloat", "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		t.Fatalf("go %s (GOARCH=%s): %v\n%s", strings.Join(args, " "), arch, err, msg)
+	}
+	m := map[string]pkgInfo{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.SplitN(l, "\t", 3)
+		if len(f) != 3 {
+			t.Fatalf("go list line %q", l)
+		}
+		m[f[0]] = pkgInfo{std: f[1] == "true", imports: strings.Fields(f[2])}
+	}
+	return m
+}
+
+// chain returns an import path from one of roots to p, for the message.
+func chain(m map[string]pkgInfo, roots []string, p string) string {
+	prev := map[string]string{}
+	queue := append([]string(nil), roots...)
+	for _, r := range roots {
+		prev[r] = ""
+	}
+	for len(queue) > 0 {
+		q := queue[0]
+		queue = queue[1:]
+		if q == p {
+			var c []string
+			for x := p; x != ""; x = prev[x] {
+				c = append([]string{x}, c...)
+			}
+			return strings.Join(c, " -> ")
+		}
+		for _, i := range m[q].imports {
+			if _, seen := prev[i]; !seen {
+				prev[i] = q
+				queue = append(queue, i)
+			}
+		}
+	}
+	return p
+}
+
+// forbid fails the test if roots link a package bad reports. It names
+// the first bad package on each import path, not what those import.
+func forbid(t *testing.T, roots []string, why string, bad func(path string, p pkgInfo) bool) {
+	t.Helper()
+	for _, arch := range targets {
+		m := deps(t, arch, roots...)
+		isBad := func(path string) bool { return bad(path, m[path]) }
+		var found []string
+		for path, p := range m {
+			if !isBad(path) {
+				for _, i := range p.imports {
+					if isBad(i) && !slices.Contains(found, i) {
+						found = append(found, i)
+					}
+				}
+			}
+		}
+		for _, r := range roots {
+			if isBad(r) && !slices.Contains(found, r) {
+				found = append(found, r)
+			}
+		}
+		slices.Sort(found)
+		for _, path := range found {
+			t.Errorf("GOARCH=%s: %s: %s", arch, why, chain(m, roots, path))
+		}
+	}
+}
+
+// TestDriversLinkNoKernel: the MAC drivers and the bridge link neither
+// the kernel, nor malta's chipset code, nor gVisor's stack.
+func TestDriversLinkNoKernel(t *testing.T) {
+	roots := []string{module + "/arge", module + "/pcnet", module + "/net/bridge"}
+	banned := []string{module + "/kernel", module + "/soc/malta", "gvisor.dev/gvisor/pkg/tcpip/stack"}
+	forbid(t, roots, "a driver or the bridge links a package it must not", func(path string, _ pkgInfo) bool {
+		for _, b := range banned {
+			if path == b || strings.HasPrefix(path, b+"/") {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestNICContractIsLeaf: package net, the NIC contract, imports only the
+// standard library: nothing from gowrt, gVisor or elsewhere.
+func TestNICContractIsLeaf(t *testing.T) {
+	root := module + "/net"
+	forbid(t, []string{root}, "the NIC contract links a package outside the standard library", func(path string, p pkgInfo) bool {
+		return path != root && !p.std
+	})
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package netstack_test
+
+const raceEnabled = false
