@@ -165,18 +165,6 @@ type txSlot struct {
 	token uint64
 }
 
-// bug selects deliberately wrong behaviour for the hazard tests.
-type bug uint32
-
-const (
-	bugEarlyFirst  bug = 1 << iota // first descriptor handed over before the rest of the chain
-	bugNoPreWrite                  // TX buffers not synced before the device reads them
-	bugNoPostRead                  // RX data read without POSTREAD
-	bugNoFlush                     // DDR write buffer not drained before reading RX data
-	bugNoTXBarrier                 // no barrier between descriptor stores and the first's hand-over
-	bugNoRecovery                  // errors counted but engines not restarted
-)
-
 // Driver is one arge MAC.
 type Driver struct {
 	cfg    Config
@@ -191,6 +179,7 @@ type Driver struct {
 
 	txTag *busdma.Tag
 	rxTag *busdma.Tag
+	hz    hazards // wrong-code hook of -tags gowrt_hazard builds; empty otherwise
 
 	txMu                   sync.Mutex
 	tx                     []txSlot
@@ -223,8 +212,6 @@ type Driver struct {
 	mibMu   sync.Mutex
 	mibLast [len(mibDrops)]uint32 // raw values at the last UpdateMIB
 	mibBase bool                  // mibLast holds values read from the MAC
-
-	bugs bug
 }
 
 // New allocates the rings and buffers and returns a stopped driver.
@@ -459,7 +446,7 @@ func (d *Driver) resetDMA() error {
 }
 
 func (d *Driver) flush() error {
-	if d.cfg.Flush == nil || d.bugs&bugNoFlush != 0 {
+	if d.cfg.Flush == nil {
 		return nil
 	}
 	if err := d.cfg.Flush.Flush(); err != nil {
@@ -562,13 +549,12 @@ func (d *Driver) Transmit(frags [][]byte, token uint64) error {
 		d.countFull()
 		return ErrRingFull
 	}
-	if d.bugs&bugNoPreWrite == 0 {
-		if err := s.m.Sync(busdma.PreWrite); err != nil {
-			_ = s.m.Unload()
-			return err
-		}
+	if err := s.m.Sync(busdma.PreWrite); err != nil {
+		_ = s.m.Unload()
+		return err
 	}
 	first := d.txProd
+	early := d.hz.earlyFirst() // false in the shipped build
 	var ctrl0 uint32
 	for i, sg := range segs {
 		o := d.txDesc((first + i) % d.txN)
@@ -577,7 +563,7 @@ func (d *Driver) Transmit(frags [][]byte, token uint64) error {
 			ctrl |= DescMore
 		}
 		d.ring.Write32(o+DescBuf, uint32(sg.Addr))
-		if i == 0 && d.bugs&bugEarlyFirst == 0 {
+		if i == 0 && !early {
 			// The first descriptor keeps the EMPTY it has had since it
 			// was reclaimed (or initialised): the engine stops there.
 			ctrl0 = ctrl
@@ -585,10 +571,8 @@ func (d *Driver) Transmit(frags [][]byte, token uint64) error {
 		}
 		d.ring.Write32(o+DescCtrl, ctrl)
 	}
-	if d.bugs&bugEarlyFirst == 0 {
-		if d.bugs&bugNoTXBarrier == 0 {
-			d.ring.Barrier() // the rest of the chain is in memory ...
-		}
+	if !early {
+		d.ring.Barrier()                                // the rest of the chain is in memory ...
 		d.ring.Write32(d.txDesc(first)+DescCtrl, ctrl0) // ... before the frame is handed over
 	}
 	d.ring.Barrier()
@@ -707,9 +691,7 @@ func (d *Driver) rxPass(budget int, pending bool) (int, bool) {
 		idx := (d.rxCons + i) % d.rxN
 		m := d.rxMap[idx]
 		if n, ok := d.validRX(d.rxScratch[i]); ok {
-			if d.bugs&bugNoPostRead == 0 {
-				_ = m.Sync(busdma.PostRead)
-			}
+			_ = m.Sync(busdma.PostRead)
 			if d.cfg.Receive != nil {
 				d.cfg.Receive(d.rxBuf[idx][d.rxOff : d.rxOff+n : d.rxOff+n])
 			}
@@ -782,7 +764,7 @@ func (d *Driver) service(budget int) bool {
 	d.statMu.Unlock()
 
 	_, more := d.rxPass(budget, st&IntRXPktRecvd != 0)
-	if st&(IntRXOverflow|IntRXBusError) != 0 && d.bugs&bugNoRecovery == 0 {
+	if st&(IntRXOverflow|IntRXBusError) != 0 {
 		// The receiver stopped at a descriptor it could not use; the pass
 		// above gave buffers back, so clear the condition and restart it
 		// where it stopped.
@@ -800,7 +782,7 @@ func (d *Driver) service(budget int) bool {
 
 	d.txMu.Lock()
 	d.reclaimLocked()
-	if st&(IntTXUnderrun|IntTXBusError) != 0 && d.bugs&bugNoRecovery == 0 {
+	if st&(IntTXUnderrun|IntTXBusError) != 0 {
 		var clr uint32
 		if st&IntTXUnderrun != 0 {
 			clr |= TXStatusUnderrun
@@ -964,18 +946,4 @@ func (d *Driver) MIBCounters(dst []uint32) {
 		}
 		dst[i] = d.r.Read32(c.Off) & (1<<c.Bits - 1)
 	}
-}
-
-// RXBuffersOwnedByHardware counts RX descriptors currently handed to the
-// MAC (EMPTY set): after the driver has caught up, all of them.
-func (d *Driver) RXBuffersOwnedByHardware() int {
-	d.rxMu.Lock()
-	defer d.rxMu.Unlock()
-	n := 0
-	for i := 0; i < d.rxN; i++ {
-		if d.ring.Read32(d.rxDesc(i)+DescCtrl)&DescEmpty != 0 {
-			n++
-		}
-	}
-	return n
 }

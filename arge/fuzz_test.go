@@ -51,7 +51,7 @@ func rxHostile(t *testing.T, ctrls []uint32) (good, bad uint64) {
 	if int(good+bad) != consumed || int(good) != delivered {
 		t.Fatalf("%d descriptors: %d good (%d delivered) + %d bad", consumed, good, delivered, bad)
 	}
-	if got := r.drv.RXBuffersOwnedByHardware(); got != fuzzRing {
+	if got := arge.RXBuffersOwnedByHardware(r.drv); got != fuzzRing {
 		t.Fatalf("%d of %d buffers back with the hardware", got, fuzzRing)
 	}
 	return good, bad

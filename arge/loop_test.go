@@ -2,6 +2,8 @@ package arge_test
 
 import (
 	"testing"
+
+	"github.com/gowrt/gowrt/arge"
 )
 
 func TestLoopbackBasic(t *testing.T) {
@@ -34,7 +36,7 @@ func TestLoopbackBasic(t *testing.T) {
 				t.Fatalf("%#x: %v", rev, err)
 			}
 		}
-		if got := r.drv.RXBuffersOwnedByHardware(); got != 256 {
+		if got := arge.RXBuffersOwnedByHardware(r.drv); got != 256 {
 			t.Fatalf("%d RX buffers with the hardware, want 256", got)
 		}
 	}

@@ -33,10 +33,6 @@ type MII struct {
 
 	tx   sync.Mutex // one transaction at a time
 	user sync.Mutex // mdio.Locker: multi-transaction sequences
-
-	// noBarrier is the deliberately wrong variant for the hazard test: it
-	// polls with plain reads and no barriers.
-	noBarrier bool
 }
 
 var (
@@ -71,13 +67,7 @@ func (m *MII) Unlock() { m.user.Unlock() }
 // wait polls MII_INDICATOR until the interface is idle.
 func (m *MII) wait() error {
 	for i := 0; i < MDIORetries; i++ {
-		var idle bool
-		if m.noBarrier {
-			idle = m.r.Read32(RegMIIIndicator)&MIIIndAll == 0
-		} else {
-			_, idle = barrier.Poll32(m.r, RegMIIIndicator, MIIIndAll, 0, 1)
-		}
-		if idle {
+		if _, idle := barrier.Poll32(m.r, RegMIIIndicator, MIIIndAll, 0, 1); idle {
 			return nil
 		}
 		m.Delay(MDIOPollDelay)
@@ -85,11 +75,7 @@ func (m *MII) wait() error {
 	return mdio.ErrTimeout
 }
 
-func (m *MII) sync() {
-	if !m.noBarrier {
-		m.r.Barrier()
-	}
-}
+func (m *MII) sync() { m.r.Barrier() }
 
 // Read performs a clause-22 read: wait idle, CMD=0, ADDR, CMD=READ, wait
 // idle, read STATUS, CMD=0 (FreeBSD arge_miibus_readreg; Linux also waits

@@ -9,7 +9,10 @@ import (
 
 	"github.com/gowrt/gowrt/arge"
 	"github.com/gowrt/gowrt/arge/argesim"
+	"github.com/gowrt/gowrt/barrier"
+	"github.com/gowrt/gowrt/busdma"
 	"github.com/gowrt/gowrt/hwsim"
+	"github.com/gowrt/gowrt/internal/wrongcode"
 	"github.com/gowrt/gowrt/mdio/phy"
 	"github.com/gowrt/gowrt/mdio/phy/physim"
 	"github.com/gowrt/gowrt/soc/ar71xx"
@@ -29,11 +32,22 @@ type rigOpts struct {
 	txRing   int
 	rxRing   int
 	budget   int
-	bugs     uint32
+	wrong    wrong // mistakes injected through wrapped contracts
 	partner  *physim.Partner
 	noCheck  bool // don't fail on misuse reports
 	fastLink bool
 	txBounce int // skip PHY negotiation over MDIO: program a 1000/full link directly
+}
+
+// wrong is the mistakes a rig makes the driver commit, each through a
+// wrapper of a contract the driver is given (internal/wrongcode), except
+// earlyFirst, the driver's one in-driver hook (-tags gowrt_hazard only).
+type wrong struct {
+	skipCache      busdma.CacheOp // cache maintenance never done (no PREWRITE / no PRE-, POSTREAD)
+	ringNoBarriers bool           // descriptor-ring barriers dropped
+	noFlush        bool           // the DDR write buffer never drained
+	noRecovery     bool           // error clears and engine restarts swallowed after Start
+	earlyFirst     bool           // first descriptor handed over before the chain (in-driver hook)
 }
 
 type rig struct {
@@ -106,7 +120,22 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	}
 	r.mii = arge.NewMII(r.regs)
 	r.mii.Delay = noDelay
-	r.drv, err = arge.New(arge.Config{Unit: 0, Regs: r.regs, Info: r.s.Info, Platform: sys.Mem, SoC: r.s, Flush: fl,
+	var plat busdma.Platform = sys.Mem
+	if o.wrong.skipCache != 0 || o.wrong.ringNoBarriers {
+		plat = &wrongcode.Platform{Platform: sys.Mem, SkipCache: o.wrong.skipCache, CoherentNoBarriers: o.wrong.ringNoBarriers}
+	}
+	var flush arge.Flusher = fl
+	if o.wrong.noFlush {
+		flush = nil // the board wires no flush channel: nothing drains the buffer
+	}
+	var regs barrier.Space = r.regs
+	var armed bool
+	if o.wrong.noRecovery {
+		regs = wrongcode.WriteFilter(r.regs, func(_ int, off, v uint32) bool {
+			return armed && recoveryWrite(off, v)
+		})
+	}
+	r.drv, err = arge.New(arge.Config{Unit: 0, Regs: regs, Info: r.s.Info, Platform: plat, SoC: r.s, Flush: flush,
 		MII: r.mii, MDIOClock: uint32(r.s.Info.MDIODefaultIndex), MAC: [6]byte{0x00, 0x03, 0x7f, 0x01, 0x02, 0x03},
 		TXRing: o.txRing, RXRing: o.rxRing, Budget: o.budget, TXBounce: o.txBounce, Delay: noDelay,
 		Receive: func(f []byte) {
@@ -133,10 +162,13 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	arge.SetBugs(r.drv, o.bugs)
+	if o.wrong.earlyFirst {
+		setEarlyFirst(r.drv)
+	}
 	if err := r.drv.Start(); err != nil {
 		t.Fatal(err)
 	}
+	armed = true
 	if o.fastLink {
 		r.phy.AnegReads = 0
 		r.phy.SetPartner(pt)
@@ -158,6 +190,22 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	}
 	r.drv = withPHY(r, ph)
 	return r
+}
+
+// recoveryWrite reports the register writes by which the driver recovers
+// from RX overflow, TX underrun and bus errors: clearing the error status
+// and re-enabling the receiver (the transmitter is re-enabled by every
+// Transmit too, so that write stays).
+func recoveryWrite(off, v uint32) bool {
+	switch off {
+	case arge.RegRXStatus:
+		return v&(arge.RXStatusOverflow|arge.RXStatusBusError) != 0
+	case arge.RegTXStatus:
+		return v&(arge.TXStatusUnderrun|arge.TXStatusBusError) != 0
+	case arge.RegRXCtrl:
+		return v&arge.RXCtrlEnable != 0
+	}
+	return false
 }
 
 // withPHY brings the link up through the driver's PollLink.

@@ -37,7 +37,7 @@ func TestCopiesPerFrame(t *testing.T) {
 	ep.Attach(&stack)
 	t.Cleanup(ep.Close)
 	var lan *nictest.Spy
-	r := newRigStart(t, 2, true, bugs{}, hwsim.ControllerConfig{Name: "i8259", Lines: 16}, func(n *NIC) error {
+	r := newRigStart(t, 2, true, wrong{}, hwsim.ControllerConfig{Name: "i8259", Lines: 16}, func(n *NIC) error {
 		lan = &nictest.Spy{NIC: n}
 		_, err := br.AttachNIC(lan, bridge.DefaultVLANs)
 		return err

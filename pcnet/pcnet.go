@@ -131,18 +131,9 @@ type NIC struct {
 
 	lastRescue atomic.Pointer[string] // the chip and controller at the last rescue
 
-	// bugs selects deliberately wrong behaviour for hazard tests.
-	bugs bugs
+	hz hazards // wrong-code hook of -tags gowrt_hazard builds; empty otherwise
 
 	Stats Stats
-}
-
-// bugs are the mistakes the hazard tests make the driver commit.
-type bugs struct {
-	ownFirst  bool // write the OWN word before the buffer address
-	noBarrier bool // no barrier between descriptor fields and OWN
-	noSync    bool // skip busdma syncs
-	noRescue  bool // no watchdog service from the link poll
 }
 
 // New resets the chip, identifies it, reads its station address and sets
@@ -312,9 +303,7 @@ func (n *NIC) alloc(rl, tl uint) error {
 // giveRx hands RX slot i (back) to the chip.
 func (n *NIC) giveRx(i int) {
 	s := &n.rx[i]
-	if !n.bugs.noSync {
-		_ = s.m.Sync(busdma.PreRead)
-	}
+	_ = s.m.Sync(busdma.PreRead)
 	d := uint32(i * descSize)
 	n.rxd.Write32(d+dAddr, s.pa)
 	n.rxd.Write32(d+dMisc, 0)
@@ -402,7 +391,7 @@ func (n *NIC) pollLink() {
 		// and no service pass running (a long pass delivering a burst is
 		// not a lost interrupt) means the interrupt was lost on its way
 		// (or the line is stuck masked); service the chip from here.
-		if i := n.Stats.Interrupts.Load(); !n.bugs.noRescue && i == irqs && n.svcMu.TryLock() {
+		if i := n.Stats.Interrupts.Load(); i == irqs && n.svcMu.TryLock() {
 			if c := n.csr(csr0); c&csr0INTR != 0 {
 				n.Stats.Rescued.Add(1)
 				// What the chip and the controller showed, for State:
@@ -479,9 +468,7 @@ func (n *NIC) reapRx() {
 		case n.stopped.Load():
 			n.Stats.RxDropped.Add(1)
 		default:
-			if !n.bugs.noSync {
-				_ = s.m.Sync(busdma.PostRead)
-			}
+			_ = s.m.Sync(busdma.PostRead)
 			l := mcnt - fcsLen
 			n.Stats.RxFrames.Add(1)
 			n.Stats.RxBytes.Add(uint64(l))
@@ -507,9 +494,7 @@ func (n *NIC) reapTx() {
 		if st&descERR != 0 || n.txd.Read32(d+dMisc)&(txBUFF|txUFLO|txLCOL|txLCAR|txRTRY) != 0 {
 			n.Stats.TxErrors.Add(1)
 		}
-		if !n.bugs.noSync {
-			_ = n.tx[i].m.Sync(busdma.PostWrite)
-		}
+		_ = n.tx[i].m.Sync(busdma.PostWrite)
 		n.txTail = (i + 1) & (len(n.tx) - 1)
 		n.txUsed--
 	}
@@ -548,20 +533,17 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	for ; off < minFrame; off++ {
 		s.buf[off] = 0
 	}
-	if !n.bugs.noSync {
-		_ = s.m.Sync(busdma.PreWrite)
-	}
+	_ = s.m.Sync(busdma.PreWrite)
 	d := uint32(i * descSize)
 	own := uint32(descOWN|descSTP|descENP)<<16 | uint32(bcnt(off))
-	if n.bugs.ownFirst {
+	early := n.hz.ownFirst() // false in the shipped build
+	if early {
 		n.txd.Write32(d+dCtl, own)
 	}
 	n.txd.Write32(d+dAddr, s.pa)
 	n.txd.Write32(d+dMisc, 0)
-	if !n.bugs.noBarrier {
-		n.txd.Barrier() // every field before OWN
-	}
-	if !n.bugs.ownFirst {
+	n.txd.Barrier() // every field before OWN
+	if !early {
 		n.txd.Write32(d+dCtl, own)
 	}
 	n.txd.Barrier()

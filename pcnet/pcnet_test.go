@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gowrt/gowrt/busdma"
 	"github.com/gowrt/gowrt/hwsim"
+	"github.com/gowrt/gowrt/internal/wrongcode"
 	"github.com/gowrt/gowrt/intr"
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/pcnet/pcnetsim"
@@ -58,18 +60,18 @@ func (h *handler) count() int {
 	return len(h.frames)
 }
 
-func newRig(t *testing.T, seed uint64, be bool, b bugs, mods ...func(*Config)) *rig {
-	return newRigCtl(t, seed, be, b, hwsim.ControllerConfig{Name: "i8259", Lines: 16}, mods...)
+func newRig(t *testing.T, seed uint64, be bool, w wrong, mods ...func(*Config)) *rig {
+	return newRigCtl(t, seed, be, w, hwsim.ControllerConfig{Name: "i8259", Lines: 16}, mods...)
 }
 
-func newRigCtl(t *testing.T, seed uint64, be bool, b bugs, cc hwsim.ControllerConfig, mods ...func(*Config)) *rig {
+func newRigCtl(t *testing.T, seed uint64, be bool, w wrong, cc hwsim.ControllerConfig, mods ...func(*Config)) *rig {
 	t.Helper()
-	return newRigStart(t, seed, be, b, cc, nil, mods...)
+	return newRigStart(t, seed, be, w, cc, nil, mods...)
 }
 
 // newRigStart is newRigCtl with the NIC started by start (a bridge's
 // AttachNIC, say) instead of with the rig's handler.
-func newRigStart(t *testing.T, seed uint64, be bool, b bugs, cc hwsim.ControllerConfig, start func(*NIC) error, mods ...func(*Config)) *rig {
+func newRigStart(t *testing.T, seed uint64, be bool, w wrong, cc hwsim.ControllerConfig, start func(*NIC) error, mods ...func(*Config)) *rig {
 	t.Helper()
 	// NoEviction: hwsim's spontaneous writeback reads the CPU view of a
 	// random line from whichever goroutine reaches a scheduling point,
@@ -90,11 +92,25 @@ func newRigStart(t *testing.T, seed uint64, be bool, b bugs, cc hwsim.Controller
 	for _, m := range mods {
 		m(&cfg)
 	}
+	if w.noSync || w.ringNoBarriers {
+		p := &wrongcode.Platform{Platform: sys.Mem, CoherentNoBarriers: w.ringNoBarriers}
+		if w.noSync {
+			p.SkipCache = busdma.WritebackInvalidate
+		}
+		cfg.DMA = p
+	}
+	if w.noRescue {
+		// The watchdog runs from the link poll: one that never ticks
+		// while the test runs is a driver without it.
+		cfg.LinkPoll = time.Hour
+	}
 	nic, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nic.bugs = b
+	if w.ownFirst {
+		setOwnFirst(t, nic)
+	}
 	r.nic = nic
 	if start == nil {
 		start = func(n *NIC) error { return n.Start(r.h) }
@@ -117,6 +133,16 @@ func (r *rig) close() {
 	r.nic.Stop()
 	close(r.stop)
 	r.done.Wait()
+}
+
+// wrong is the mistakes a rig makes the driver commit: through wrapped
+// contracts (internal/wrongcode) or its configuration, except ownFirst,
+// the driver's one in-driver hook (-tags gowrt_hazard only).
+type wrong struct {
+	ownFirst       bool // OWN written before the buffer address (in-driver hook)
+	ringNoBarriers bool // descriptor-ring barriers dropped
+	noSync         bool // no cache maintenance: busdma syncs do nothing
+	noRescue       bool // the link-poll watchdog never runs
 }
 
 type txbuf struct {
@@ -166,7 +192,7 @@ func (r *rig) misuses(t *testing.T) []hwsim.Misuse {
 }
 
 func TestIdentify(t *testing.T) {
-	r := newRig(t, 1, true, bugs{})
+	r := newRig(t, 1, true, wrong{})
 	if r.nic.MACAddress() != gnet.MAC(testMAC) || r.nic.PartName() != "Am79C970A PCnet-PCI II" {
 		t.Fatalf("mac %v part %q", r.nic.MACAddress(), r.nic.PartName())
 	}
@@ -183,7 +209,7 @@ func TestExchange(t *testing.T) {
 	sizes := []int{14, 59, 60, 61, 100, 1000, 1514, 1518}
 	for _, be := range []bool{false, true} {
 		for seed := uint64(1); seed <= 4; seed++ {
-			r := newRig(t, seed, be, bugs{})
+			r := newRig(t, seed, be, wrong{})
 			released := 0
 			var want [][]byte
 			for i := 0; i < 40; i++ {
@@ -245,7 +271,7 @@ func TestExchange(t *testing.T) {
 // one of the driver's own receive ring buffers (the DMA memory the chip
 // wrote), not a copy.
 func TestReceiveLendsRingBuffer(t *testing.T) {
-	r := newRig(t, 3, true, bugs{})
+	r := newRig(t, 3, true, wrong{})
 	const n = 20
 	for i := 0; i < n; i++ {
 		r.chip.Deliver(frame(i, 100+i))
@@ -281,7 +307,7 @@ func TestPromiscuous(t *testing.T) {
 	other := frame(7, 64)
 	copy(other, []byte{0x02, 0, 0, 0, 0, 9})
 	for _, prom := range []bool{false, true} {
-		r := newRig(t, 3, true, bugs{}, func(c *Config) { c.Promiscuous = prom })
+		r := newRig(t, 3, true, wrong{}, func(c *Config) { c.Promiscuous = prom })
 		r.chip.Deliver(other)
 		r.chip.Deliver(frame(8, 64)) // broadcast: always received
 		deadline := time.Now().Add(10 * time.Second)
@@ -301,7 +327,7 @@ func TestPromiscuous(t *testing.T) {
 }
 
 func TestTransmitErrors(t *testing.T) {
-	r := newRig(t, 1, false, bugs{})
+	r := newRig(t, 1, false, wrong{})
 	n := 0
 	if err := r.nic.Transmit(txbuf{segs: [][]byte{make([]byte, 10)}, released: &n}); !errors.Is(err, ErrSize) {
 		t.Errorf("runt: %v", err)
@@ -350,15 +376,18 @@ func TestTransmitErrors(t *testing.T) {
 // hazard runs the driver with bug b over seeds and reports how many runs the
 // model caught (a misuse of one of kinds), and checks the correct driver is
 // never caught under the same seeds.
-func hazard(t *testing.T, b bugs, kinds ...hwsim.MisuseKind) {
+func hazard(t *testing.T, w wrong, kinds ...hwsim.MisuseKind) {
 	t.Helper()
+	if w.ownFirst && !hazardTag {
+		t.Skip("the OWN-first variant needs the driver's hook: go test -tags gowrt_hazard")
+	}
 	caught := 0
 	const seeds = 12
 	for seed := uint64(1); seed <= seeds; seed++ {
 		for _, bug := range []bool{true, false} {
-			bb := bugs{}
+			bb := wrong{}
 			if bug {
-				bb = b
+				bb = w
 			}
 			// A big TX ring: each slot's first use is where a
 			// premature OWN meets a zero buffer address.
@@ -397,20 +426,20 @@ func hazard(t *testing.T, b bugs, kinds ...hwsim.MisuseKind) {
 // engine takes the descriptor with the address of the slot's previous
 // state (0 on first use).
 func TestHazardOwnBeforeComplete(t *testing.T) {
-	hazard(t, bugs{ownFirst: true}, hwsim.BadDMAAddress, hwsim.ModelRule)
+	hazard(t, wrong{ownFirst: true}, hwsim.BadDMAAddress, hwsim.ModelRule)
 }
 
 // TestHazardMissingBarrier: fields and OWN in the right program order but
 // no barrier between them; the posted OWN store can overtake the address.
 func TestHazardMissingBarrier(t *testing.T) {
-	hazard(t, bugs{noBarrier: true}, hwsim.BadDMAAddress, hwsim.ModelRule)
+	hazard(t, wrong{ringNoBarriers: true}, hwsim.BadDMAAddress, hwsim.ModelRule)
 }
 
 // TestHazardMissingSync: no PREWRITE before handing a TX buffer over (and
 // no PREREAD/POSTREAD on RX): the engine reads lines still dirty in the
 // CPU cache.
 func TestHazardMissingSync(t *testing.T) {
-	hazard(t, bugs{noSync: true}, hwsim.StaleDeviceRead, hwsim.CPUWroteDeviceLine)
+	hazard(t, wrong{noSync: true}, hwsim.StaleDeviceRead, hwsim.CPUWroteDeviceLine)
 }
 
 // BenchmarkTransmit sends 1514-byte frames through the model. The model's
@@ -429,8 +458,8 @@ func TestHazardLostInterrupt(t *testing.T) {
 	// chance for the lossy controller to stall a driver that relies on
 	// interrupts alone. It reports the first burst that did not arrive
 	// within patience, or -1.
-	run := func(b bugs, bursts int, patience time.Duration) (stalledAt int, rescued uint64) {
-		r := newRigCtl(t, 5, true, b, lossy, func(c *Config) { c.RxRing = 64; c.LinkPoll = 20 * time.Millisecond })
+	run := func(w wrong, bursts int, patience time.Duration) (stalledAt int, rescued uint64) {
+		r := newRigCtl(t, 5, true, w, lossy, func(c *Config) { c.RxRing = 64; c.LinkPoll = 20 * time.Millisecond })
 		defer r.close()
 		sent := 0
 		for burst := 0; burst < bursts; burst++ {
@@ -453,14 +482,14 @@ func TestHazardLostInterrupt(t *testing.T) {
 	}
 	stalled := -1
 	for try := 0; try < 10 && stalled < 0; try++ {
-		stalled, _ = run(bugs{noRescue: true}, 2000, 100*time.Millisecond)
+		stalled, _ = run(wrong{noRescue: true}, 2000, 100*time.Millisecond)
 	}
 	if stalled < 0 {
 		t.Fatal("without the watchdog no burst stalled: the lossy controller lost nothing")
 	}
 	// Once a drop left the line masked, every burst waits for the
 	// watchdog (20 ms here): a hundred bursts are enough.
-	at, rescued := run(bugs{}, 100, 10*time.Second) // generous: qemu-mips under load
+	at, rescued := run(wrong{}, 100, 10*time.Second) // generous: qemu-mips under load
 	if at >= 0 {
 		t.Fatalf("with the watchdog burst %d never arrived (rescued %d)", at, rescued)
 	}

@@ -12,6 +12,9 @@
 //     kernel, nor a board's chipset code (soc/malta), nor gVisor's stack.
 //   - The kernel knows no board: it imports no soc or board package (a
 //     SoC package provides the kernel's platform hooks instead).
+//   - Shipped code carries no test switches: internal/wrongcode, whose
+//     wrapped contracts make a driver commit the mistakes its hazard tests
+//     catch, is imported by tests only.
 //
 // The package has no code of its own; it exists for its tests, which run
 // on the build host (they run the go command).

@@ -126,3 +126,18 @@ func TestNICContractIsLeaf(t *testing.T) {
 		return path != root && !p.std
 	})
 }
+
+// TestWrongCodeOnlyInTests: internal/wrongcode, the wrappers that make a
+// driver commit the mistakes its hazard tests catch, is imported by test
+// files only; no package of the module (so no firmware) links it.
+func TestWrongCodeOnlyInTests(t *testing.T) {
+	wc := module + "/internal/wrongcode"
+	for _, arch := range targets {
+		m := deps(t, arch, module+"/...")
+		for path, p := range m {
+			if path != wc && slices.Contains(p.imports, wc) {
+				t.Errorf("GOARCH=%s: %s imports %s, which only tests may", arch, path, wc)
+			}
+		}
+	}
+}
