@@ -32,10 +32,11 @@
 // written by hardware and are not trusted: a length beyond the buffer, too
 // short for a frame, or unexpected flag bits is counted and dropped.
 //
-// Interrupts. The handler masks the MAC's interrupt sources and services
-// the rings in passes of at most Budget frames, yielding between passes,
-// until a pass finds less than a budget's worth of work (NAPI-like), then
-// unmasks. Status counters are acknowledged one packet per descriptor, the
+// Interrupts. The board connects the handler (NIC.Interrupt, or
+// Driver.Interrupt without the NIC) to the MAC's interrupt line. It masks
+// the MAC's interrupt sources and services the rings in passes of at most
+// Budget frames, yielding between passes, until a pass finds less than a
+// budget's worth of work (NAPI-like), then unmasks. Status counters are acknowledged one packet per descriptor, the
 // hardware's semantics. RX overflow and TX underrun/bus errors are cleared
 // and the engines restarted where they stopped, so the rings and every
 // buffer survive.
@@ -46,6 +47,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gowrt/gowrt/barrier"
@@ -69,12 +71,12 @@ type Flusher interface {
 
 // Defaults.
 const (
-	DefaultTXRing = 128
-	DefaultRXRing = 256
+	DefaultTxRing = 128
+	DefaultRxRing = 256
 	DefaultBudget = 64
 	// MaxFrameLen is what MAX_FRAME_LEN is programmed to (FreeBSD): the
 	// longest frame, FCS included, the MAC receives; it drops longer
-	// ones and counts them in its rx_oversize counter (Stats.RXOversize).
+	// ones and counts them in its rx_oversize counter (Stats.RxOversize).
 	// It also bounds the frames Transmit takes.
 	MaxFrameLen = 1536
 	// MaxTXFrags is the most fragments one frame may have (FreeBSD
@@ -84,17 +86,17 @@ const (
 	minTXLen  = 5
 	fcsLen    = 4
 	ethHdrLen = 14
-	// DefaultTXBounce is how many transmit loads may be bounced at once.
-	DefaultTXBounce = 16
+	// DefaultTxBounce is how many transmit loads may be bounced at once.
+	DefaultTxBounce = 16
 )
 
 // Config describes one MAC instance.
 type Config struct {
-	Unit     int           // 0 (GE0) or 1 (GE1)
-	Regs     barrier.Space // the MAC's registers (0x1900_0000 / 0x1A00_0000)
-	Info     *ar71xx.Info  // the SoC variant
-	Platform busdma.Platform
-	SoC      SoC
+	Unit int             // 0 (GE0) or 1 (GE1)
+	Regs barrier.Space   // the MAC's registers (0x1900_0000 / 0x1A00_0000)
+	Info *ar71xx.Info    // the SoC variant
+	DMA  busdma.Platform // where rings and buffers come from
+	SoC  SoC
 	// Flush drains this MAC's DDR write-buffer channel; nil if none.
 	Flush Flusher
 	// MII, if set, is reset and clocked at Start (clock select index
@@ -106,11 +108,11 @@ type Config struct {
 	// MAC is the station address.
 	MAC [6]byte
 
-	TXRing, RXRing int // descriptors; 0 selects the defaults
+	TxRing, RxRing int // descriptors; 0 selects the defaults
 	Budget         int // frames per service pass; 0 selects the default
-	// TXBounce is how many transmit loads may be bounced at once (0:
-	// DefaultTXBounce); each costs one MaxFrameLen buffer.
-	TXBounce int
+	// TxBounce is how many transmit loads may be bounced at once (0:
+	// DefaultTxBounce); each costs one MaxFrameLen buffer.
+	TxBounce int
 
 	// Receive is called for every good frame (FCS stripped). The frame
 	// is the DMA buffer itself, valid only until Receive returns. It may
@@ -124,23 +126,23 @@ type Config struct {
 	Delay func(time.Duration)
 }
 
-// Stats are the driver's counters.
+// Stats are the driver's counters: atomics, read without a lock.
 type Stats struct {
-	TXFrames, TXBytes, TXBounced   uint64
-	TXRingFull, TXRejected         uint64
-	TXUnderruns, TXBusErrors       uint64
-	RXFrames, RXBytes              uint64
-	RXBad                          uint64 // descriptors with an impossible length or flags
-	RXOverflows, RXBusErrors       uint64 // events: the receiver stopped
-	Interrupts, Passes, FlushFails uint64
-	LinkChanges                    uint64
+	TxFrames, TxBytes, TxBounced   atomic.Uint64
+	TxRingFull, TxRejected         atomic.Uint64
+	TxUnderruns, TxBusErrors       atomic.Uint64
+	RxFrames, RxBytes              atomic.Uint64
+	RxBad                          atomic.Uint64 // descriptors with an impossible length or flags
+	RxOverflows, RxBusErrors       atomic.Uint64 // events: the receiver stopped
+	Interrupts, Passes, FlushFails atomic.Uint64
+	LinkChanges                    atomic.Uint64
 
 	// Frames the MAC dropped before they reached a descriptor, from its
 	// MIB counters as of the last UpdateMIB.
-	RXOversize  uint64 // rx_oversize + rx_jabber: longer than MAX_FRAME_LEN
-	RXUndersize uint64 // rx_undersize + rx_fragments: runts
-	RXErrors    uint64 // rx_fcs_errors + rx_alignment_errors + rx_code_errors
-	RXDropped   uint64 // rx_dropped: no room in the MAC's FIFO or the ring
+	RxOversize  atomic.Uint64 // rx_oversize + rx_jabber: longer than MAX_FRAME_LEN
+	RxUndersize atomic.Uint64 // rx_undersize + rx_fragments: runts
+	RxErrors    atomic.Uint64 // rx_fcs_errors + rx_alignment_errors + rx_code_errors
+	RxDropped   atomic.Uint64 // rx_dropped: no room in the MAC's FIFO or the ring
 }
 
 // mibDrops are the MIB counters UpdateMIB accumulates, by index in MIB.
@@ -206,8 +208,8 @@ type Driver struct {
 	runMu   sync.RWMutex
 	running bool
 
-	statMu sync.Mutex
-	stats  Stats
+	// Stats are the driver's counters.
+	Stats Stats
 
 	mibMu   sync.Mutex
 	mibLast [len(mibDrops)]uint32 // raw values at the last UpdateMIB
@@ -216,33 +218,33 @@ type Driver struct {
 
 // New allocates the rings and buffers and returns a stopped driver.
 func New(cfg Config) (*Driver, error) {
-	if cfg.Regs == nil || cfg.Info == nil || cfg.Platform == nil || cfg.SoC == nil {
-		return nil, fmt.Errorf("%w: Regs, Info, Platform and SoC are required", ErrConfig)
+	if cfg.Regs == nil || cfg.Info == nil || cfg.DMA == nil || cfg.SoC == nil {
+		return nil, fmt.Errorf("%w: Regs, Info, DMA and SoC are required", ErrConfig)
 	}
 	if cfg.Unit < 0 || cfg.Unit > 1 {
 		return nil, fmt.Errorf("%w: unit %d", ErrConfig, cfg.Unit)
 	}
-	if cfg.TXRing == 0 {
-		cfg.TXRing = DefaultTXRing
+	if cfg.TxRing == 0 {
+		cfg.TxRing = DefaultTxRing
 	}
-	if cfg.RXRing == 0 {
-		cfg.RXRing = DefaultRXRing
+	if cfg.RxRing == 0 {
+		cfg.RxRing = DefaultRxRing
 	}
 	if cfg.Budget == 0 {
 		cfg.Budget = DefaultBudget
 	}
-	if cfg.TXBounce == 0 {
-		cfg.TXBounce = DefaultTXBounce
+	if cfg.TxBounce == 0 {
+		cfg.TxBounce = DefaultTxBounce
 	}
-	if cfg.TXRing < MaxTXFrags+2 || cfg.RXRing < 2 || cfg.Budget < 1 {
-		return nil, fmt.Errorf("%w: rings %d/%d budget %d", ErrConfig, cfg.TXRing, cfg.RXRing, cfg.Budget)
+	if cfg.TxRing < MaxTXFrags+2 || cfg.RxRing < 2 || cfg.Budget < 1 {
+		return nil, fmt.Errorf("%w: rings %d/%d budget %d", ErrConfig, cfg.TxRing, cfg.RxRing, cfg.Budget)
 	}
 	d := &Driver{cfg: cfg, r: cfg.Regs, delay: cfg.Delay, budget: cfg.Budget,
-		txN: cfg.TXRing, rxN: cfg.RXRing, lenMask: cfg.Info.DescLenMask, txStopped: true}
+		txN: cfg.TxRing, rxN: cfg.RxRing, lenMask: cfg.Info.DescLenMask, txStopped: true}
 	if d.delay == nil {
 		d.delay = time.Sleep
 	}
-	p := cfg.Platform
+	p := cfg.DMA
 	name := fmt.Sprintf("arge%d", cfg.Unit)
 
 	var err error
@@ -265,7 +267,7 @@ func New(cfg Config) (*Driver, error) {
 	// middle fragments.
 	d.txTag, err = busdma.NewTag(p, busdma.TagConfig{Name: name + "-tx", Alignment: align, SegLenMultiple: 4,
 		MaxSegments: MaxTXFrags, MaxSize: MaxFrameLen, MaxSegSize: MaxFrameLen, AddrLimit: 1<<32 - 1,
-		BounceBuffers: cfg.TXBounce})
+		BounceBuffers: cfg.TxBounce})
 	if err != nil {
 		return nil, err
 	}
@@ -450,9 +452,7 @@ func (d *Driver) flush() error {
 		return nil
 	}
 	if err := d.cfg.Flush.Flush(); err != nil {
-		d.statMu.Lock()
-		d.stats.FlushFails++
-		d.statMu.Unlock()
+		d.Stats.FlushFails.Add(1)
 		return err
 	}
 	return nil
@@ -508,9 +508,7 @@ func (d *Driver) Transmit(frags [][]byte, token uint64) error {
 		total += len(f)
 	}
 	if total < minTXLen || total > MaxFrameLen || len(frags) > MaxTXFrags {
-		d.statMu.Lock()
-		d.stats.TXRejected++
-		d.statMu.Unlock()
+		d.Stats.TxRejected.Add(1)
 		return fmt.Errorf("%w: %d bytes in %d fragments", ErrFrameSize, total, len(frags))
 	}
 	d.txMu.Lock()
@@ -538,9 +536,7 @@ func (d *Driver) Transmit(frags [][]byte, token uint64) error {
 			d.countFull()
 			return fmt.Errorf("%w: %v", ErrRingFull, err)
 		}
-		d.statMu.Lock()
-		d.stats.TXRejected++
-		d.statMu.Unlock()
+		d.Stats.TxRejected.Add(1)
 		return err
 	}
 	n := len(segs)
@@ -581,10 +577,8 @@ func (d *Driver) Transmit(frags [][]byte, token uint64) error {
 	d.txUsed += n
 	d.wr(RegTXCtrl, TXCtrlEnable) // restarts an idle engine; harmless if running
 	d.r.Barrier()
-	d.statMu.Lock()
-	d.stats.TXFrames++
-	d.stats.TXBytes += uint64(total)
-	d.statMu.Unlock()
+	d.Stats.TxFrames.Add(1)
+	d.Stats.TxBytes.Add(uint64(total))
 	return nil
 }
 
@@ -595,9 +589,7 @@ func (d *Driver) TransmitFrame(frame []byte, token uint64) error {
 }
 
 func (d *Driver) countFull() {
-	d.statMu.Lock()
-	d.stats.TXRingFull++
-	d.statMu.Unlock()
+	d.Stats.TxRingFull.Add(1)
 }
 
 // Reclaim releases the buffers of every frame the hardware has finished.
@@ -622,10 +614,10 @@ func (d *Driver) reclaimLocked() int {
 		for i := 0; i < s.ndesc; i++ {
 			d.wr(RegTXStatus, TXStatusPktSent)
 		}
-		d.statMu.Lock()
-		d.stats.TXBounced += s.m.Bounced
-		d.statMu.Unlock()
-		s.m.Bounced = 0
+		if s.m.Bounced != 0 {
+			d.Stats.TxBounced.Add(s.m.Bounced)
+			s.m.Bounced = 0
+		}
 		_ = s.m.Sync(busdma.PostWrite)
 		_ = s.m.Unload()
 		if d.cfg.TXDone != nil {
@@ -708,11 +700,11 @@ func (d *Driver) rxPass(budget int, pending bool) (int, bool) {
 	}
 	d.ring.Barrier()
 	d.rxCons = (d.rxCons + k) % d.rxN
-	d.statMu.Lock()
-	d.stats.RXFrames += good
-	d.stats.RXBytes += bytes
-	d.stats.RXBad += bad
-	d.statMu.Unlock()
+	d.Stats.RxFrames.Add(good)
+	d.Stats.RxBytes.Add(bytes)
+	if bad != 0 {
+		d.Stats.RxBad.Add(bad)
+	}
 	return k, k == budget
 }
 
@@ -747,21 +739,21 @@ func (d *Driver) service(budget int) bool {
 	}
 	d.r.Barrier()
 	st := d.r.Read32(RegIntStatus)
-	d.statMu.Lock()
-	d.stats.Passes++
-	if st&IntTXUnderrun != 0 {
-		d.stats.TXUnderruns++
+	d.Stats.Passes.Add(1)
+	if st&(IntTXUnderrun|IntTXBusError|IntRXOverflow|IntRXBusError) != 0 {
+		if st&IntTXUnderrun != 0 {
+			d.Stats.TxUnderruns.Add(1)
+		}
+		if st&IntTXBusError != 0 {
+			d.Stats.TxBusErrors.Add(1)
+		}
+		if st&IntRXOverflow != 0 {
+			d.Stats.RxOverflows.Add(1)
+		}
+		if st&IntRXBusError != 0 {
+			d.Stats.RxBusErrors.Add(1)
+		}
 	}
-	if st&IntTXBusError != 0 {
-		d.stats.TXBusErrors++
-	}
-	if st&IntRXOverflow != 0 {
-		d.stats.RXOverflows++
-	}
-	if st&IntRXBusError != 0 {
-		d.stats.RXBusErrors++
-	}
-	d.statMu.Unlock()
 
 	_, more := d.rxPass(budget, st&IntRXPktRecvd != 0)
 	if st&(IntRXOverflow|IntRXBusError) != 0 {
@@ -811,9 +803,7 @@ func (d *Driver) Interrupt() {
 	}
 	d.wr(RegIntEnable, 0)
 	d.r.Barrier()
-	d.statMu.Lock()
-	d.stats.Interrupts++
-	d.statMu.Unlock()
+	d.Stats.Interrupts.Add(1)
 	for d.service(d.budget) {
 		runtime.Gosched()
 	}
@@ -862,9 +852,7 @@ func (d *Driver) SetLink(l phy.Link) error {
 		return err
 	}
 	d.link = l
-	d.statMu.Lock()
-	d.stats.LinkChanges++
-	d.statMu.Unlock()
+	d.Stats.LinkChanges.Add(1)
 	return nil
 }
 
@@ -887,16 +875,9 @@ func (d *Driver) Link() phy.Link {
 	return d.link
 }
 
-// Stats returns the driver's counters.
-func (d *Driver) Stats() Stats {
-	d.statMu.Lock()
-	defer d.statMu.Unlock()
-	return d.stats
-}
-
 // UpdateMIB adds what the MAC's MIB drop counters counted since the last
-// call to the drop fields of Stats (RXOversize, RXUndersize, RXErrors,
-// RXDropped). The registers are 12 bits wide and wrap: call it more often
+// call to the drop fields of Stats (RxOversize, RxUndersize, RxErrors,
+// RxDropped). The registers are 12 bits wide and wrap: call it more often
 // than 4096 such drops can happen (the NIC calls it at every link poll and
 // from Counters).
 func (d *Driver) UpdateMIB() {
@@ -920,12 +901,10 @@ func (d *Driver) updateMIB() {
 		d.mibBase = true
 		return
 	}
-	d.statMu.Lock()
-	d.stats.RXOversize += delta[0] + delta[1]
-	d.stats.RXUndersize += delta[2] + delta[3]
-	d.stats.RXErrors += delta[4] + delta[5] + delta[6]
-	d.stats.RXDropped += delta[7]
-	d.statMu.Unlock()
+	d.Stats.RxOversize.Add(delta[0] + delta[1])
+	d.Stats.RxUndersize.Add(delta[2] + delta[3])
+	d.Stats.RxErrors.Add(delta[4] + delta[5] + delta[6])
+	d.Stats.RxDropped.Add(delta[7])
 }
 
 func (d *Driver) readMIB(k int) uint32 {

@@ -52,7 +52,7 @@ func benchTXRX(b *testing.B, size int) {
 		}
 	}
 	run(1024)
-	bounced0 := r.drv.Stats().TXBounced
+	bounced0 := r.drv.Stats.TxBounced.Load()
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -61,10 +61,10 @@ func benchTXRX(b *testing.B, size int) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "frames/s")
 	// The driver's only possible packet copy is a TX bounce (busdma);
 	// measured, not assumed. RX frames are lent in place.
-	st := r.drv.Stats()
-	b.ReportMetric(float64(st.TXBounced-bounced0)/float64(b.N), "txbounces/op")
-	if st.RXBad != 0 {
-		b.Fatalf("%d bad RX descriptors", st.RXBad)
+	st := &r.drv.Stats
+	b.ReportMetric(float64(st.TxBounced.Load()-bounced0)/float64(b.N), "txbounces/op")
+	if bad := st.RxBad.Load(); bad != 0 {
+		b.Fatalf("%d bad RX descriptors", bad)
 	}
 }
 

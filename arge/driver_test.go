@@ -54,13 +54,13 @@ func TestInterruptDriven(t *testing.T) {
 		time.Sleep(20 * time.Microsecond)
 	}
 	if rx.Load() != n {
-		t.Fatalf("received %d of %d; model %+v driver %+v", rx.Load(), n, r.mac.Snapshot(), r.drv.Stats())
+		t.Fatalf("received %d of %d; model %+v driver %+v", rx.Load(), n, r.mac.Snapshot(), &r.drv.Stats)
 	}
 	st, _ := d.Stats(ar71xx.CPUIRQGE0)
 	if st.Runs == 0 {
 		t.Fatal("handler never ran")
 	}
-	t.Logf("%d frames, %d interrupts handled, %d service passes", n, st.Runs, r.drv.Stats().Passes)
+	t.Logf("%d frames, %d interrupts handled, %d service passes", n, st.Runs, r.drv.Stats.Passes.Load())
 }
 
 func TestLinkChangesReprogramMAC(t *testing.T) {
@@ -189,7 +189,7 @@ func TestTXFragmentsZeroCopyAndBounce(t *testing.T) {
 		if err := checkFrame(r.got[0], 400, 7); err != nil {
 			t.Fatalf("%+v: %v", c, err)
 		}
-		if got := r.drv.Stats().TXBounced != 0; got != c.bounced {
+		if got := r.drv.Stats.TxBounced.Load() != 0; got != c.bounced {
 			t.Fatalf("%+v: bounced = %v", c, got)
 		}
 	}
@@ -290,12 +290,12 @@ func TestLinkFlap(t *testing.T) {
 	if err != nil || l.Up || !changed {
 		t.Fatalf("flap not seen: %v %v %v", l, changed, err)
 	}
-	before := r.drv.Stats().LinkChanges
+	before := r.drv.Stats.LinkChanges.Load()
 	for i := 0; i < 20 && !r.drv.Link().Up; i++ {
 		_, _, _ = r.drv.PollLink()
 	}
-	if !r.drv.Link().Up || r.drv.Stats().LinkChanges != before+1 {
-		t.Fatalf("link back %v, reprogrammed %d times", r.drv.Link(), r.drv.Stats().LinkChanges-before)
+	if !r.drv.Link().Up || r.drv.Stats.LinkChanges.Load() != before+1 {
+		t.Fatalf("link back %v, reprogrammed %d times", r.drv.Link(), r.drv.Stats.LinkChanges.Load()-before)
 	}
 }
 

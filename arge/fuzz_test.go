@@ -44,10 +44,10 @@ func rxHostile(t *testing.T, ctrls []uint32) (good, bad uint64) {
 		}
 	})
 	consumed = len(ctrls)
-	before := r.drv.Stats()
+	st := &r.drv.Stats
+	goodBefore, badBefore := st.RxFrames.Load(), st.RxBad.Load()
 	r.drv.Service(0)
-	st := r.drv.Stats()
-	good, bad = st.RXFrames-before.RXFrames, st.RXBad-before.RXBad
+	good, bad = st.RxFrames.Load()-goodBefore, st.RxBad.Load()-badBefore
 	if int(good+bad) != consumed || int(good) != delivered {
 		t.Fatalf("%d descriptors: %d good (%d delivered) + %d bad", consumed, good, delivered, bad)
 	}

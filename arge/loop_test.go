@@ -29,7 +29,7 @@ func TestLoopbackBasic(t *testing.T) {
 			}
 		}
 		if !r.pump(2000, func() bool { return r.rxN == n && r.doneN == n }) {
-			t.Fatalf("%#x: received %d sent %d done %d; model %+v drv %+v", rev, r.rxN, sent, r.doneN, r.mac.Snapshot(), r.drv.Stats())
+			t.Fatalf("%#x: received %d sent %d done %d; model %+v drv %+v", rev, r.rxN, sent, r.doneN, r.mac.Snapshot(), &r.drv.Stats)
 		}
 		for i, f := range r.got {
 			if err := checkFrame(f, sizes[i%len(sizes)], uint32(i)); err != nil {

@@ -70,9 +70,12 @@ func NewNIC(cfg Config) (*NIC, error) {
 	return n, nil
 }
 
-// Driver returns the underlying driver (its interrupt handler is
-// Driver().Interrupt).
+// Driver returns the underlying driver (its counters are Driver().Stats).
 func (n *NIC) Driver() *Driver { return n.d }
+
+// Interrupt is the MAC's interrupt handler (an intr.Handler), which the
+// board connects to the MAC's interrupt line (Driver.Interrupt).
+func (n *NIC) Interrupt() { n.d.Interrupt() }
 
 // MACAddress implements net.NIC.
 func (n *NIC) MACAddress() gnet.MAC { return n.d.cfg.MAC }
@@ -159,16 +162,16 @@ func (n *NIC) receive(frame []byte) {
 // the MAC's MIB drop counters, which it reads first (Driver.UpdateMIB).
 func (n *NIC) Counters() gnet.Counters {
 	n.d.UpdateMIB()
-	st := n.d.Stats()
+	st := &n.d.Stats
 	var c gnet.Counters
-	c.RxFrames, c.RxBytes = st.RXFrames, st.RXBytes
-	c.TxFrames, c.TxBytes = st.TXFrames, st.TXBytes
-	c.Drops[gnet.DropRxOversize] = st.RXOversize + n.rxTooBig.Load()
-	c.Drops[gnet.DropRxUndersize] = st.RXUndersize
-	c.Drops[gnet.DropRxErrors] = st.RXErrors
-	c.Drops[gnet.DropRxNoRoom] = st.RXDropped
-	c.Drops[gnet.DropRxBadDescriptor] = st.RXBad
-	c.Drops[gnet.DropTxErrors] = st.TXUnderruns + st.TXBusErrors
+	c.RxFrames, c.RxBytes = st.RxFrames.Load(), st.RxBytes.Load()
+	c.TxFrames, c.TxBytes = st.TxFrames.Load(), st.TxBytes.Load()
+	c.Drops[gnet.DropRxOversize] = st.RxOversize.Load() + n.rxTooBig.Load()
+	c.Drops[gnet.DropRxUndersize] = st.RxUndersize.Load()
+	c.Drops[gnet.DropRxErrors] = st.RxErrors.Load()
+	c.Drops[gnet.DropRxNoRoom] = st.RxDropped.Load()
+	c.Drops[gnet.DropRxBadDescriptor] = st.RxBad.Load()
+	c.Drops[gnet.DropTxErrors] = st.TxUnderruns.Load() + st.TxBusErrors.Load()
 	return c
 }
 

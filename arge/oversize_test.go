@@ -12,7 +12,7 @@ import (
 // TestRXFrameSizeLimit: the largest frame MAX_FRAME_LEN lets through
 // (1532 bytes, 1536 with its FCS) fits an RX buffer and is received
 // intact; every longer one is dropped by the MAC and counted, from its
-// MIB, in Stats.RXOversize, however long it is.
+// MIB, in Stats.RxOversize, however long it is.
 func TestRXFrameSizeLimit(t *testing.T) {
 	r := newRig(t, rigOpts{seed: 3, fastLink: true})
 	if got, want := r.drv.RXBufferLen(), arge.MaxFrameLen; got < want {
@@ -35,10 +35,10 @@ func TestRXFrameSizeLimit(t *testing.T) {
 	}
 	r.pump(20, func() bool { return false })
 	r.drv.UpdateMIB()
-	st := r.drv.Stats()
-	if st.RXOversize != uint64(len(sizes)) || r.rxN != 1 || st.RXBad != 0 {
+	st := &r.drv.Stats
+	if st.RxOversize.Load() != uint64(len(sizes)) || r.rxN != 1 || st.RxBad.Load() != 0 {
 		t.Fatalf("oversize %d (want %d), received %d (want 1), bad descriptors %d",
-			st.RXOversize, len(sizes), r.rxN, st.RXBad)
+			st.RxOversize.Load(), len(sizes), r.rxN, st.RxBad.Load())
 	}
 }
 
@@ -56,7 +56,7 @@ func TestMIBWrap(t *testing.T) {
 		}
 	}
 	r.drv.UpdateMIB()
-	if got := r.drv.Stats().RXOversize; got != total {
+	if got := r.drv.Stats.RxOversize.Load(); got != total {
 		t.Fatalf("counted %d oversize frames, want %d", got, total)
 	}
 	if err := r.drv.Stop(); err != nil {
@@ -71,7 +71,7 @@ func TestMIBWrap(t *testing.T) {
 	}
 	_ = r.mac.Deliver(big)
 	r.drv.UpdateMIB()
-	if got := r.drv.Stats().RXOversize; got != total+2 {
+	if got := r.drv.Stats.RxOversize.Load(); got != total+2 {
 		t.Fatalf("after a restart: %d oversize frames, want %d", got, total+2)
 	}
 }

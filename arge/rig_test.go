@@ -135,9 +135,9 @@ func newRig(t testing.TB, o rigOpts) *rig {
 			return armed && recoveryWrite(off, v)
 		})
 	}
-	r.drv, err = arge.New(arge.Config{Unit: 0, Regs: regs, Info: r.s.Info, Platform: plat, SoC: r.s, Flush: flush,
+	r.drv, err = arge.New(arge.Config{Unit: 0, Regs: regs, Info: r.s.Info, DMA: plat, SoC: r.s, Flush: flush,
 		MII: r.mii, MDIOClock: uint32(r.s.Info.MDIODefaultIndex), MAC: [6]byte{0x00, 0x03, 0x7f, 0x01, 0x02, 0x03},
-		TXRing: o.txRing, RXRing: o.rxRing, Budget: o.budget, TXBounce: o.txBounce, Delay: noDelay,
+		TxRing: o.txRing, RxRing: o.rxRing, Budget: o.budget, TxBounce: o.txBounce, Delay: noDelay,
 		Receive: func(f []byte) {
 			r.rxN++
 			if r.onRecv != nil {

@@ -66,16 +66,31 @@
 //
 // # The shape of a driver
 //
-// A MAC driver is built from a Config by its package's constructor (New,
-// NewNIC), which allocates the rings; Start(h) starts the hardware and
-// delivery to h, Stop stops both and releases frames still queued for
-// transmission. Its hot path counts frames without taking a lock per frame
-// (pcnet and the TAP device use atomics, arge adds up a service pass under
-// one lock), and CounterReader exposes the counts, with the hardware's own
-// drop counters, to status pages. The board that wires a driver connects the
-// driver's interrupt handler method to the interrupt line: arge's is
-// Driver().Interrupt, registered by the sim board. pcnet does not have that
-// shape yet: it registers its own line, from Config.Intr, in Start.
+// Every MAC driver (arge, pcnet) has the same shape, so a board wires any
+// of them the same way:
+//
+//   - Config. The package's constructor (New, NewNIC) takes a Config that
+//     names what the board hands over the same way in every driver: Regs,
+//     the device's registers (a barrier.Space); DMA, the busdma.Platform
+//     its rings and buffers come from; TxRing and RxRing, the ring sizes
+//     in descriptors (0 selects the driver's defaults). The constructor
+//     allocates the rings; nothing runs until Start.
+//   - Start and Stop. Start(h) starts the hardware and delivery to h; Stop
+//     stops both, waits for a service pass in progress, and releases frames
+//     still queued for transmission.
+//   - Interrupt. The driver does not register its own interrupt: it has a
+//     handler method, Interrupt (an intr.Handler), and the board connects
+//     it to the device's line on the board's interrupt controller (setting
+//     the line's trigger if the bus needs it: level for PCI INTx). The
+//     handler does nothing before Start or after Stop, so the board may
+//     connect it before Start and disconnect it after Stop.
+//   - Counters. The hot path counts with atomics, never a lock per frame,
+//     in an exported Stats field (pcnet.NIC.Stats, arge.Driver.Stats): a
+//     struct of atomic.Uint64 counters named direction first (TxFrames,
+//     TxBytes, RxFrames, RxBytes, then the driver's own: RxBad,
+//     TxRingFull, ...), readable at any time without a lock. CounterReader maps them, with the hardware's own drop
+//     counters, onto Counters for status pages.
+//   - Link. Link state is reported as a LinkState.
 package net
 
 import (

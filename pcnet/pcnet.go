@@ -17,9 +17,14 @@
 // afterwards: the driver copies nothing (a handler that keeps a frame
 // copies it, as the net contract says). Transmit copies the frame into the
 // slot's buffer and releases the caller's TxBuf at once, so the caller's
-// memory is never DMA'd and a full ring is reported, not waited on. Interrupts come through intr (PCI INTx is level-triggered; the
-// line is set to level), with a link-state poll beside them: the chip raises
-// no interrupt on a link change.
+// memory is never DMA'd and a full ring is reported, not waited on.
+//
+// The driver has the shape the net contract describes: the board connects
+// NIC.Interrupt to the chip's interrupt line (PCI INTx is level-triggered,
+// so the board sets the line to level first), and the counters in
+// NIC.Stats are atomics read without a lock. A link-state poll runs beside
+// the interrupt, since the chip raises none on a link change; it doubles
+// as a watchdog for lost interrupts.
 //
 // Facts: AMD Am79C970A datasheet (registers, CSR0 bits, descriptor and init
 // block layout), QEMU hw/net/pcnet.c and pcnet-pci.c (WIO offsets, SWSTYLE 2
@@ -36,7 +41,6 @@ import (
 
 	"github.com/gowrt/gowrt/barrier"
 	"github.com/gowrt/gowrt/busdma"
-	"github.com/gowrt/gowrt/intr"
 	gnet "github.com/gowrt/gowrt/net"
 )
 
@@ -55,9 +59,6 @@ type Config struct {
 	// DMA is the platform DMA memory comes from (mipsdma on bare metal,
 	// hwsim's Memory in tests).
 	DMA busdma.Platform
-	// Intr delivers the chip's interrupt line Line.
-	Intr *intr.Dispatcher
-	Line int
 	// RxRing and TxRing are the ring sizes: powers of two, 2..512
 	// (default 128 and 64: QEMU's slirp delivers bursts of a TCP window
 	// faster than the handler goroutine is scheduled, and a 64-slot ring
@@ -70,7 +71,7 @@ type Config struct {
 	LinkPoll time.Duration
 }
 
-// Stats are the driver's counters.
+// Stats are the driver's counters: atomics, read without a lock.
 type Stats struct {
 	RxFrames, RxBytes, RxErrors, RxDropped, Missed atomic.Uint64
 	TxFrames, TxBytes, TxErrors, TxFull            atomic.Uint64
@@ -124,6 +125,7 @@ type NIC struct {
 
 	h       gnet.Handler
 	started bool
+	running atomic.Bool // started and not stopped: Interrupt services the chip
 	stopped atomic.Bool
 	link    atomic.Bool
 	stop    chan struct{}
@@ -139,8 +141,8 @@ type NIC struct {
 // New resets the chip, identifies it, reads its station address and sets
 // up the init block and rings. The chip is initialised but not started.
 func New(cfg Config) (*NIC, error) {
-	if cfg.Regs == nil || cfg.DMA == nil || cfg.Intr == nil {
-		return nil, fmt.Errorf("%w: Regs, DMA and Intr are required", ErrConfig)
+	if cfg.Regs == nil || cfg.DMA == nil {
+		return nil, fmt.Errorf("%w: Regs and DMA are required", ErrConfig)
 	}
 	if cfg.RxRing == 0 {
 		cfg.RxRing = 128
@@ -360,12 +362,7 @@ func (n *NIC) Start(h gnet.Handler) error {
 	if !ok {
 		return fmt.Errorf("%w: CSR0 %#04x", ErrInit, n.csr(csr0))
 	}
-	if err := n.cfg.Intr.Controller().SetTrigger(n.cfg.Line, intr.Level); err != nil {
-		return fmt.Errorf("pcnet: line %d: %w", n.cfg.Line, err)
-	}
-	if err := n.cfg.Intr.Register(n.cfg.Line, "pcnet", n.service); err != nil {
-		return err
-	}
+	n.running.Store(true)
 	n.setCSR(csr0, csr0IDON|csr0STRT|csr0IENA)
 	n.rxMu.Lock()
 	n.link.Store(n.linkUp())
@@ -394,10 +391,8 @@ func (n *NIC) pollLink() {
 		if i := n.Stats.Interrupts.Load(); i == irqs && n.svcMu.TryLock() {
 			if c := n.csr(csr0); c&csr0INTR != 0 {
 				n.Stats.Rescued.Add(1)
-				// What the chip and the controller showed, for State:
-				// a level pending at the controller points at a lost
-				// delivery or unmask, none at the line's routing.
-				d := fmt.Sprintf("csr0 %#04x, controller pending %#x", c, n.cfg.Intr.Controller().Pending())
+				// What the chip showed, for State.
+				d := fmt.Sprintf("csr0 %#04x", c)
 				n.lastRescue.Store(&d)
 				n.serviceLocked()
 			}
@@ -416,13 +411,18 @@ func (n *NIC) pollLink() {
 	}
 }
 
-// service is the interrupt handler: acknowledge the causes (keeping
-// interrupts enabled), then reap received frames and finished transmits.
+// Interrupt is the chip's interrupt handler (an intr.Handler), which the
+// board connects to the chip's line: it acknowledges the causes (keeping
+// interrupts enabled), then reaps received frames and finished transmits.
 // It loops until no cause is left, so the level line is low when the
-// dispatcher unmasks it.
-func (n *NIC) service() {
+// dispatcher unmasks it. Before Start and after Stop it does nothing (the
+// chip has interrupts disabled then).
+func (n *NIC) Interrupt() {
 	n.svcMu.Lock()
 	defer n.svcMu.Unlock()
+	if !n.running.Load() {
+		return
+	}
 	n.serviceLocked()
 }
 
@@ -575,15 +575,18 @@ func (n *NIC) State() string {
 	return s
 }
 
-// Stop implements net.NIC: the chip is stopped (no more DMA), the
-// interrupt line released and the link poll ended.
+// Stop implements net.NIC: the chip is stopped (no more DMA or
+// interrupts), a service pass in progress is waited for, and the link poll
+// ended. The board may disconnect Interrupt from the line afterwards.
 func (n *NIC) Stop() {
 	if n.stopped.Swap(true) {
 		return
 	}
+	n.running.Store(false)
 	n.setCSR(csr0, csr0STOP)
+	n.svcMu.Lock() // an Interrupt pass that began before Stop has ended
+	n.svcMu.Unlock()
 	if n.started {
-		_ = n.cfg.Intr.Unregister(n.cfg.Line)
 		close(n.stop)
 		n.wg.Wait()
 	}

@@ -23,6 +23,7 @@ type rig struct {
 	sys  *hwsim.System
 	chip *pcnetsim.Chip
 	nic  *NIC
+	disp *intr.Dispatcher
 	h    *handler
 	sent chan []byte
 	stop chan struct{}
@@ -87,8 +88,7 @@ func newRigStart(t *testing.T, seed uint64, be bool, w wrong, cc hwsim.Controlle
 		default:
 		}
 	}})
-	cfg := Config{Regs: r.chip.Map("pcnet"), DMA: sys.Mem, Intr: intr.NewDispatcher(ctl, ctl), Line: line,
-		RxRing: 8, TxRing: 8, LinkPoll: 5 * time.Millisecond}
+	cfg := Config{Regs: r.chip.Map("pcnet"), DMA: sys.Mem, RxRing: 8, TxRing: 8, LinkPoll: 5 * time.Millisecond}
 	for _, m := range mods {
 		m(&cfg)
 	}
@@ -112,6 +112,14 @@ func newRigStart(t *testing.T, seed uint64, be bool, w wrong, cc hwsim.Controlle
 		setOwnFirst(t, nic)
 	}
 	r.nic = nic
+	// The board's part: the line to level (PCI INTx), the handler on it.
+	r.disp = intr.NewDispatcher(ctl, ctl)
+	if err := ctl.SetTrigger(line, intr.Level); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.disp.Register(line, "pcnet", nic.Interrupt); err != nil {
+		t.Fatal(err)
+	}
 	if start == nil {
 		start = func(n *NIC) error { return n.Start(r.h) }
 	}
@@ -131,6 +139,7 @@ func (r *rig) close() {
 	default:
 	}
 	r.nic.Stop()
+	_ = r.disp.Unregister(line)
 	close(r.stop)
 	r.done.Wait()
 }
@@ -500,10 +509,18 @@ func BenchmarkTransmit(b *testing.B) {
 	sys := hwsim.New(hwsim.Config{Seed: 1, NoPostedWrites: true, NoStaleReads: true, NoEviction: true})
 	ctl := sys.NewController(hwsim.ControllerConfig{Name: "i8259", Lines: 16})
 	chip := pcnetsim.New(sys, ctl, pcnetsim.Config{MAC: testMAC, Line: line})
-	nic, err := New(Config{Regs: chip.Map("pcnet"), DMA: sys.Mem, Intr: intr.NewDispatcher(ctl, ctl), Line: line})
+	nic, err := New(Config{Regs: chip.Map("pcnet"), DMA: sys.Mem})
 	if err != nil {
 		b.Fatal(err)
 	}
+	disp := intr.NewDispatcher(ctl, ctl)
+	if err := ctl.SetTrigger(line, intr.Level); err != nil {
+		b.Fatal(err)
+	}
+	if err := disp.Register(line, "pcnet", nic.Interrupt); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = disp.Unregister(line) }()
 	if err := nic.Start(&handler{got: make(chan struct{}, 1)}); err != nil {
 		b.Fatal(err)
 	}

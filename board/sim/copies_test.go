@@ -117,9 +117,9 @@ func TestCopiesPerFrame(t *testing.T) {
 		t.Fatal("lan1's driver copied, or lan2 was given lan1's DMA buffer")
 	}
 	drv := b.ports[1].NIC.Driver()
-	waitFor(t, "lan2's transmission", func() bool { return drv.Stats().TXFrames >= 1 })
-	if st := drv.Stats(); st.TXBounced != 0 {
-		t.Fatalf("lan2's driver bounced %d transmit buffers: a second copy", st.TXBounced)
+	waitFor(t, "lan2's transmission", func() bool { return drv.Stats.TxFrames.Load() >= 1 })
+	if st := &drv.Stats; st.TxBounced.Load() != 0 {
+		t.Fatalf("lan2's driver bounced %d transmit buffers: a second copy", st.TxBounced.Load())
 	}
 	if mem, _ := stack.Packets(); len(mem) != 2 {
 		t.Fatalf("the stack got %d frames, want 2 (A -> B is not for it)", len(mem))

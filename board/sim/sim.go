@@ -225,13 +225,13 @@ func (b *Board) build() error {
 		if err := ph.StartAutoneg(phy.All); err != nil {
 			return fmt.Errorf("sim: %s autonegotiation: %w", pc.Name, err)
 		}
-		p.NIC, err = arge.NewNIC(arge.Config{Unit: unit, Regs: regs, Info: s.Info, Platform: b.sys.Mem,
+		p.NIC, err = arge.NewNIC(arge.Config{Unit: unit, Regs: regs, Info: s.Info, DMA: b.sys.Mem,
 			SoC: s, Flush: fl, MII: mii, MDIOClock: uint32(s.Info.MDIODefaultIndex), PHY: ph, MAC: pc.MAC})
 		if err != nil {
 			return fmt.Errorf("sim: %s driver: %w", pc.Name, err)
 		}
 		p.NIC.PollInterval = 50 * time.Millisecond
-		if err := disp.Register(line, "arge"+fmt.Sprint(unit), p.NIC.Driver().Interrupt); err != nil {
+		if err := disp.Register(line, "arge"+fmt.Sprint(unit), p.NIC.Interrupt); err != nil {
 			return fmt.Errorf("sim: %s interrupt: %w", pc.Name, err)
 		}
 		if p.Dev != nil {

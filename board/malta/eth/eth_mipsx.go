@@ -9,6 +9,7 @@ import (
 	"github.com/gowrt/gowrt/board"
 	"github.com/gowrt/gowrt/board/malta"
 	"github.com/gowrt/gowrt/busdma/mipsdma"
+	"github.com/gowrt/gowrt/intr"
 	"github.com/gowrt/gowrt/kernel"
 	"github.com/gowrt/gowrt/pcnet"
 	"github.com/gowrt/gowrt/soc/malta/pci"
@@ -29,7 +30,7 @@ var (
 )
 
 // LAN brings up the on-board pcnet, once: PCI enumeration, bus mastering,
-// DMA memory from the kernel, its i8259 line. It is promiscuous because the
+// DMA memory from the kernel, its interrupt handler on its i8259 line. It is promiscuous because the
 // router puts it in a bridge.
 func LAN() (*pcnet.NIC, *pci.Device, error) {
 	lanOnce.Do(func() {
@@ -58,8 +59,24 @@ func LAN() (*pcnet.NIC, *pci.Device, error) {
 			lanErr = err
 			return
 		}
-		lanNIC, lanErr = pcnet.New(pcnet.Config{Regs: regs, DMA: plat, Intr: malta.NewDispatcher(),
-			Line: lanDev.IRQ, RxRing: 256, TxRing: 64, Promiscuous: true})
+		nic, err := pcnet.New(pcnet.Config{Regs: regs, DMA: plat, RxRing: 256, TxRing: 64, Promiscuous: true})
+		if err != nil {
+			lanErr = err
+			return
+		}
+		// The board connects the driver's interrupt handler: PCI INTx is
+		// level-triggered (PCI Local Bus Specification 2.3, 2.2.6), so
+		// the i8259 line is set to level first (PIIX4 ELCR).
+		disp := malta.NewDispatcher()
+		if err := disp.Controller().SetTrigger(lanDev.IRQ, intr.Level); err != nil {
+			lanErr = fmt.Errorf("malta: pcnet line %d: %w", lanDev.IRQ, err)
+			return
+		}
+		if err := disp.Register(lanDev.IRQ, "pcnet", nic.Interrupt); err != nil {
+			lanErr = fmt.Errorf("malta: pcnet line %d: %w", lanDev.IRQ, err)
+			return
+		}
+		lanNIC = nic
 	})
 	return lanNIC, lanDev, lanErr
 }
