@@ -52,7 +52,7 @@ import (
 
 	"github.com/gowrt/gowrt/barrier"
 	"github.com/gowrt/gowrt/busdma"
-	"github.com/gowrt/gowrt/mdio/phy"
+	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/soc/ar71xx"
 )
 
@@ -103,8 +103,6 @@ type Config struct {
 	// MDIOClock); on AR71xx only GE0's interface reaches the PHYs.
 	MII       *MII
 	MDIOClock uint32
-	// PHY, if set, is what PollLink follows.
-	PHY *phy.PHY
 	// MAC is the station address.
 	MAC [6]byte
 
@@ -197,7 +195,7 @@ type Driver struct {
 	rxScratch []uint32
 
 	ctlMu sync.Mutex
-	link  phy.Link
+	link  gnet.LinkState // what SetLink was told; reprogrammed after a MAC reset
 
 	// runMu orders interrupt service against Start and Stop: Service and
 	// Interrupt hold it shared and do nothing unless running; Stop takes
@@ -408,6 +406,10 @@ func (d *Driver) Start() (err error) {
 	d.wr(RegIntEnable, IntAll)
 	d.wr(RegRXCtrl, RXCtrlEnable)
 	d.r.Barrier()
+	// The reset forgot the link's speed and duplex: program them again.
+	if d.link.Up {
+		return d.programLink(d.link)
+	}
 	return nil
 }
 
@@ -814,19 +816,31 @@ func (d *Driver) Interrupt() {
 // SetLink programs the MAC and the SoC clock for a link (FreeBSD
 // arge_set_pll / Linux ag71xx_mac_config): MAC_CFG2 interface mode and
 // duplex, IFCONTROL speed, FIFO_CFG5 byte mode. A down link changes
-// nothing.
-func (d *Driver) SetLink(l phy.Link) error {
+// nothing but the state Link reports. Whoever follows the PHY calls it
+// (phy.Follow, through NIC.SetLink); a link set before Start is programmed
+// by Start.
+func (d *Driver) SetLink(l gnet.LinkState) error {
 	d.ctlMu.Lock()
 	defer d.ctlMu.Unlock()
 	if !l.Up {
-		d.link = l
+		d.link = gnet.LinkState{}
 		return nil
 	}
+	if err := d.programLink(l); err != nil {
+		return err
+	}
+	d.link = l
+	d.Stats.LinkChanges.Add(1)
+	return nil
+}
+
+// programLink is SetLink's register work for an up link, with ctlMu held.
+func (d *Driver) programLink(l gnet.LinkState) error {
 	var sp ar71xx.Speed
 	cfg2 := d.r.Read32(RegMACCfg2) &^ (Cfg2IfModeMask | Cfg2FullDuplex)
 	ifc := d.r.Read32(RegIFControl) &^ IFControlSpeed100
 	f5 := d.r.Read32(RegFIFOCfg5) &^ FIFOCfg5ByteMode
-	switch l.Speed {
+	switch l.SpeedMbps {
 	case 1000:
 		sp = ar71xx.Speed1000
 		cfg2 |= Cfg2IfMode1000
@@ -839,7 +853,7 @@ func (d *Driver) SetLink(l phy.Link) error {
 		sp = ar71xx.Speed10
 		cfg2 |= Cfg2IfMode10_100
 	default:
-		return fmt.Errorf("%w: link speed %d", ErrConfig, l.Speed)
+		return fmt.Errorf("%w: link speed %d", ErrConfig, l.SpeedMbps)
 	}
 	if l.FullDuplex {
 		cfg2 |= Cfg2FullDuplex
@@ -848,28 +862,11 @@ func (d *Driver) SetLink(l phy.Link) error {
 	d.wr(RegIFControl, ifc)
 	d.wr(RegFIFOCfg5, f5)
 	d.r.Barrier()
-	if err := d.cfg.SoC.SetEthSpeed(d.cfg.Unit, sp); err != nil {
-		return err
-	}
-	d.link = l
-	d.Stats.LinkChanges.Add(1)
-	return nil
-}
-
-// PollLink runs one PHY pass and reprograms the MAC when the link changed.
-func (d *Driver) PollLink() (phy.Link, bool, error) {
-	if d.cfg.PHY == nil {
-		return phy.Link{}, false, fmt.Errorf("%w: no PHY", ErrConfig)
-	}
-	l, changed, err := d.cfg.PHY.Poll()
-	if err != nil || !changed {
-		return l, changed, err
-	}
-	return l, true, d.SetLink(l)
+	return d.cfg.SoC.SetEthSpeed(d.cfg.Unit, sp)
 }
 
 // Link returns the link the MAC is programmed for.
-func (d *Driver) Link() phy.Link {
+func (d *Driver) Link() gnet.LinkState {
 	d.ctlMu.Lock()
 	defer d.ctlMu.Unlock()
 	return d.link

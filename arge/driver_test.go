@@ -12,6 +12,7 @@ import (
 	"github.com/gowrt/gowrt/mdio"
 	"github.com/gowrt/gowrt/mdio/phy"
 	"github.com/gowrt/gowrt/mdio/phy/physim"
+	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/soc/ar71xx"
 )
 
@@ -67,7 +68,7 @@ func TestLinkChangesReprogramMAC(t *testing.T) {
 	for _, rev := range []uint32{revAR7161, revAR9344} {
 		p100 := physim.Partner{Connected: true, Ability: phy.ANSelector8023 | phy.AN100FD | phy.AN100HD | phy.AN10HD}
 		r := newRig(t, rigOpts{rev: rev, seed: 5, partner: &p100})
-		if l := r.drv.Link(); l != (phy.Link{Up: true, Speed: 100, FullDuplex: true}) {
+		if l := r.drv.Link(); l != (gnet.LinkState{Up: true, SpeedMbps: 100, FullDuplex: true}) {
 			t.Fatalf("%#x: link %v", rev, l)
 		}
 		tok := uint64(0)
@@ -101,11 +102,11 @@ func TestLinkChangesReprogramMAC(t *testing.T) {
 			t.Fatalf("%#x: model did not notice the mode mismatch", rev)
 		}
 		for i := 0; i < 30; i++ {
-			if _, _, err := r.drv.PollLink(); err != nil {
+			if _, _, err := r.pollLink(); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if l := r.drv.Link(); l != (phy.Link{Up: true, Speed: 10}) {
+		if l := r.drv.Link(); l != (gnet.LinkState{Up: true, SpeedMbps: 10}) {
 			t.Fatalf("%#x: after renegotiation link %v", rev, l)
 		}
 		if got := send(5); got != 5 {
@@ -114,7 +115,7 @@ func TestLinkChangesReprogramMAC(t *testing.T) {
 		// Gigabit: byte mode, PLL.
 		r.phy.SetPartner(physim.GigabitPartner)
 		for i := 0; i < 30; i++ {
-			if _, _, err := r.drv.PollLink(); err != nil {
+			if _, _, err := r.pollLink(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -269,7 +270,7 @@ func TestStopReleasesBuffers(t *testing.T) {
 	if err := r.drv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.drv.SetLink(phy.Link{Up: true, Speed: 1000, FullDuplex: true}); err != nil {
+	if err := r.drv.SetLink(gnet.LinkState{Up: true, SpeedMbps: 1000, FullDuplex: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.drv.TransmitFrame(frame(100, 99), 99); err != nil {
@@ -286,13 +287,13 @@ func TestStopReleasesBuffers(t *testing.T) {
 func TestLinkFlap(t *testing.T) {
 	r := newRig(t, rigOpts{seed: 8})
 	r.phy.Flap()
-	l, changed, err := r.drv.PollLink()
+	l, changed, err := r.pollLink()
 	if err != nil || l.Up || !changed {
 		t.Fatalf("flap not seen: %v %v %v", l, changed, err)
 	}
 	before := r.drv.Stats.LinkChanges.Load()
 	for i := 0; i < 20 && !r.drv.Link().Up; i++ {
-		_, _, _ = r.drv.PollLink()
+		_, _, _ = r.pollLink()
 	}
 	if !r.drv.Link().Up || r.drv.Stats.LinkChanges.Load() != before+1 {
 		t.Fatalf("link back %v, reprogrammed %d times", r.drv.Link(), r.drv.Stats.LinkChanges.Load()-before)

@@ -1,10 +1,5 @@
 package arge
 
-import "github.com/gowrt/gowrt/mdio/phy"
-
-// SetPHY attaches a PHY after New (tests create it over the driver's MII).
-func SetPHY(d *Driver, p *phy.PHY) { d.cfg.PHY = p }
-
 // RXBuffersOwnedByHardware counts RX descriptors currently handed to the
 // MAC (EMPTY set): after the driver has caught up, all of them.
 func RXBuffersOwnedByHardware(d *Driver) int {

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gowrt/gowrt/mdio/phy"
 	gnet "github.com/gowrt/gowrt/net"
 )
 
@@ -31,11 +30,13 @@ type NIC struct {
 	owed    bool          // a Transmit returned ErrTxFull: TxReady is owed
 	wake    chan struct{} // to the waker goroutine: pay the TxReady
 
+	stopped bool // Stop has begun (mu): no more calls into h
+
 	stop     chan struct{} // closed by Stop; set once by Start
 	done     chan struct{}
 	stopOnce sync.Once
-	// PollInterval is how often the PHY is polled for link changes and
-	// the MAC's MIB drop counters are read (Driver.UpdateMIB).
+	// PollInterval is how often the MAC's MIB drop counters are read
+	// (Driver.UpdateMIB): often enough that their 12 bits do not wrap.
 	PollInterval time.Duration
 
 	rxTooBig atomic.Uint64 // frames longer than the contract's RxBufSize
@@ -87,18 +88,37 @@ func (n *NIC) MTU() int { return n.mtu }
 // fragments.
 func (n *NIC) Capabilities() gnet.Capabilities { return gnet.CapScatterGather }
 
-// Link implements net.NIC.
-func (n *NIC) Link() gnet.LinkState { return linkState(n.d.Link()) }
+// Link implements net.NIC: the link last given to SetLink.
+func (n *NIC) Link() gnet.LinkState { return n.d.Link() }
 
-func linkState(l phy.Link) gnet.LinkState {
+// SetLink implements phy.LinkSetter: whoever follows the MAC's PHY (the
+// board, with phy.Follow) tells the NIC the negotiated link. The MAC is
+// reprogrammed for its speed and duplex (Driver.SetLink) and, if the NIC
+// is started, the handler is told, from the receive context's lock so
+// that the call is serialised with Receive as the contract requires.
+func (n *NIC) SetLink(l gnet.LinkState) error {
 	if !l.Up {
-		return gnet.LinkState{}
+		l = gnet.LinkState{}
 	}
-	return gnet.LinkState{Up: true, SpeedMbps: l.Speed, FullDuplex: l.FullDuplex}
+	if l == n.d.Link() {
+		return nil
+	}
+	if err := n.d.SetLink(l); err != nil {
+		return err
+	}
+	n.d.rxMu.Lock()
+	defer n.d.rxMu.Unlock()
+	n.mu.Lock()
+	h, stopped := n.h, n.stopped
+	n.mu.Unlock()
+	if h != nil && !stopped {
+		h.LinkChanged(l)
+	}
+	return nil
 }
 
-// Start implements net.NIC: it starts the MAC and, when the driver has a
-// PHY, a goroutine that polls it and reports link changes.
+// Start implements net.NIC: it starts the MAC and a goroutine that reads
+// its MIB drop counters. Link changes come from SetLink.
 func (n *NIC) Start(h gnet.Handler) error {
 	n.mu.Lock()
 	if n.h != nil {
@@ -112,27 +132,17 @@ func (n *NIC) Start(h gnet.Handler) error {
 	}
 	h.LinkChanged(n.Link())
 	n.stop, n.done = make(chan struct{}), make(chan struct{})
-	go n.pollLink(n.stop, n.done)
+	go n.pollMIB(n.stop, n.done)
 	go n.waker(h, n.stop)
 	return nil
 }
 
-func (n *NIC) pollLink(stop <-chan struct{}, done chan<- struct{}) {
+func (n *NIC) pollMIB(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	if n.d.cfg.PHY == nil {
-		return
-	}
 	t := time.NewTicker(n.PollInterval)
 	defer t.Stop()
 	for {
 		n.d.UpdateMIB()
-		l, changed, err := n.d.PollLink()
-		if err == nil && changed {
-			n.mu.Lock()
-			h := n.h
-			n.mu.Unlock()
-			h.LinkChanged(linkState(l))
-		}
 		select {
 		case <-stop:
 			return
@@ -258,9 +268,15 @@ func (n *NIC) waker(h gnet.Handler, stop <-chan struct{}) {
 	}
 }
 
-// Stop implements net.NIC: it stops link polling and the MAC; frames still
-// queued are released by the driver's Stop through TXDone.
+// Stop implements net.NIC: it stops the MIB poll and the MAC; frames still
+// queued are released by the driver's Stop through TXDone. A SetLink after
+// Stop reprograms the MAC but tells the handler nothing.
 func (n *NIC) Stop() {
+	n.mu.Lock()
+	n.stopped = true
+	n.mu.Unlock()
+	n.d.rxMu.Lock() // a SetLink telling the handler has finished
+	n.d.rxMu.Unlock()
 	n.stopOnce.Do(func() {
 		if n.stop != nil {
 			close(n.stop)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gowrt/gowrt/arge"
 	"github.com/gowrt/gowrt/arge/argesim"
-	"github.com/gowrt/gowrt/mdio/phy"
+	gnet "github.com/gowrt/gowrt/net"
 )
 
 // TestRXFrameSizeLimit: the largest frame MAX_FRAME_LEN lets through
@@ -66,7 +66,7 @@ func TestMIBWrap(t *testing.T) {
 	if err := r.drv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.drv.SetLink(phy.Link{Up: true, Speed: 1000, FullDuplex: true}); err != nil {
+	if err := r.drv.SetLink(gnet.LinkState{Up: true, SpeedMbps: 1000, FullDuplex: true}); err != nil {
 		t.Fatal(err)
 	}
 	_ = r.mac.Deliver(big)

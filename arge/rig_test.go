@@ -15,6 +15,7 @@ import (
 	"github.com/gowrt/gowrt/internal/wrongcode"
 	"github.com/gowrt/gowrt/mdio/phy"
 	"github.com/gowrt/gowrt/mdio/phy/physim"
+	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/soc/ar71xx"
 	"github.com/gowrt/gowrt/soc/ar71xx/ar71xxsim"
 )
@@ -61,6 +62,7 @@ type rig struct {
 	phy  *physim.PHY
 	drv  *arge.Driver
 	mii  *arge.MII
+	ph   *phy.PHY // the PHY driver, unless fastLink
 
 	got   [][]byte
 	keep  bool // copy received frames into got
@@ -172,7 +174,7 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	if o.fastLink {
 		r.phy.AnegReads = 0
 		r.phy.SetPartner(pt)
-		if err := r.drv.SetLink(phy.Link{Up: true, Speed: 1000, FullDuplex: true}); err != nil {
+		if err := r.drv.SetLink(gnet.LinkState{Up: true, SpeedMbps: 1000, FullDuplex: true}); err != nil {
 			t.Fatal(err)
 		}
 		r.sys.Do(func() { r.phy.ReadReg(phy.RegBMSR) }) // negotiation completes
@@ -188,8 +190,18 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	if err := ph.StartAutoneg(phy.All); err != nil {
 		t.Fatal(err)
 	}
-	r.drv = withPHY(r, ph)
-	return r
+	r.ph = ph
+	for i := 0; i < 50; i++ {
+		l, _, err := r.pollLink()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Up {
+			return r
+		}
+	}
+	t.Fatalf("link never came up")
+	return nil
 }
 
 // recoveryWrite reports the register writes by which the driver recovers
@@ -208,20 +220,14 @@ func recoveryWrite(off, v uint32) bool {
 	return false
 }
 
-// withPHY brings the link up through the driver's PollLink.
-func withPHY(r *rig, ph *phy.PHY) *arge.Driver {
-	arge.SetPHY(r.drv, ph)
-	for i := 0; i < 50; i++ {
-		l, _, err := r.drv.PollLink()
-		if err != nil {
-			r.t.Fatal(err)
-		}
-		if l.Up {
-			return r.drv
-		}
+// pollLink is one tick of phy.Follow, the board's PHY poll: a PHY pass,
+// and the driver told the link when it changed.
+func (r *rig) pollLink() (phy.Link, bool, error) {
+	l, changed, err := r.ph.Poll()
+	if err != nil || !changed {
+		return l, changed, err
 	}
-	r.t.Fatalf("link never came up")
-	return nil
+	return l, true, r.drv.SetLink(l.State())
 }
 
 // frame builds a test frame of n bytes carrying seq.

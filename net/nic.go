@@ -90,7 +90,11 @@
 //     TxBytes, RxFrames, RxBytes, then the driver's own: RxBad,
 //     TxRingFull, ...), readable at any time without a lock. CounterReader maps them, with the hardware's own drop
 //     counters, onto Counters for status pages.
-//   - Link. Link state is reported as a LinkState.
+//   - Link. Link state is a LinkState. A MAC driver does not poll its PHY:
+//     the board does (phy.Follow in mdio/phy) and tells the NIC the
+//     negotiated link with SetLink(LinkState), which reprograms the MAC for
+//     the speed and duplex and reports the change to the handler (arge);
+//     a chip that knows its own link (pcnet) reports it itself.
 package net
 
 import (

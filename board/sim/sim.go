@@ -53,6 +53,9 @@ import (
 // FreeBSD sys/mips/atheros/ar934xreg.h).
 const revAR9344 = 0x2120
 
+// linkPoll is how often the board polls each port's PHY.
+const linkPoll = 50 * time.Millisecond
+
 // PortConfig is one modelled MAC's external port.
 type PortConfig struct {
 	Name string     // "lan", "wan"
@@ -226,11 +229,18 @@ func (b *Board) build() error {
 			return fmt.Errorf("sim: %s autonegotiation: %w", pc.Name, err)
 		}
 		p.NIC, err = arge.NewNIC(arge.Config{Unit: unit, Regs: regs, Info: s.Info, DMA: b.sys.Mem,
-			SoC: s, Flush: fl, MII: mii, MDIOClock: uint32(s.Info.MDIODefaultIndex), PHY: ph, MAC: pc.MAC})
+			SoC: s, Flush: fl, MII: mii, MDIOClock: uint32(s.Info.MDIODefaultIndex), MAC: pc.MAC})
 		if err != nil {
 			return fmt.Errorf("sim: %s driver: %w", pc.Name, err)
 		}
 		p.NIC.PollInterval = 50 * time.Millisecond
+		// The board follows the PHY (it raises no interrupt here) and
+		// tells the NIC the link, for as long as the board runs.
+		b.wg.Add(1)
+		go func(name string) {
+			defer b.wg.Done()
+			phy.Follow(ph, p.NIC, linkPoll, b.stop, func(err error) { b.cfg.Log("sim: port %s: link: %v", name, err) })
+		}(pc.Name)
 		if err := disp.Register(line, "arge"+fmt.Sprint(unit), p.NIC.Interrupt); err != nil {
 			return fmt.Errorf("sim: %s interrupt: %w", pc.Name, err)
 		}

@@ -141,3 +141,18 @@ func TestWrongCodeOnlyInTests(t *testing.T) {
 		}
 	}
 }
+
+// TestBoardsWireDrivers: what a board wires stays out of the MAC driver:
+// arge does not poll its PHY (the board follows it with phy.Follow and
+// tells the NIC the link), so it links no PHY driver.
+func TestBoardsWireDrivers(t *testing.T) {
+	banned := []string{module + "/mdio/phy"}
+	forbid(t, []string{module + "/arge"}, "the MAC driver links what the board wires", func(path string, _ pkgInfo) bool {
+		for _, b := range banned {
+			if path == b || strings.HasPrefix(path, b+"/") {
+				return true
+			}
+		}
+		return false
+	})
+}
