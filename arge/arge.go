@@ -53,20 +53,34 @@ import (
 	"github.com/gowrt/gowrt/barrier"
 	"github.com/gowrt/gowrt/busdma"
 	gnet "github.com/gowrt/gowrt/net"
-	"github.com/gowrt/gowrt/soc/ar71xx"
 )
 
-// SoC is what the driver needs from the SoC: the MAC's reset line and its
-// clock for a link speed (*ar71xx.SoC implements it).
+// SoC is what the driver needs from the SoC around its MAC: the MAC's
+// reset line and its clock for a link speed (the board passes the SoC's
+// Ethernet unit, *ar71xx.Eth, which implements it and Flusher).
 type SoC interface {
-	ResetMAC(unit int) error
-	SetEthSpeed(unit int, sp ar71xx.Speed) error
+	Reset() error
+	SetClock(mbps int) error
 }
 
 // Flusher drains the SoC's DDR write buffer for this MAC
-// (*ar71xx.ChannelFlusher implements it).
+// (*ar71xx.Eth and *ar71xx.ChannelFlusher implement it).
 type Flusher interface {
 	Flush() error
+}
+
+// Chip is what differs between the MACs of the family's members
+// (FreeBSD if_arge.c hardware flags, Linux ag71xx.c per-SoC data); the
+// board copies it from the SoC's identification (ar71xx.Info).
+type Chip struct {
+	// DescLenMask bounds a descriptor's length field (4 KiB-1 up to
+	// AR933x, 16 KiB-1 from AR934x).
+	DescLenMask uint32
+	// TXAlign4 and RXAlign4: DMA buffers must start 4-byte aligned
+	// (AR71xx and AR913x).
+	TXAlign4, RXAlign4 bool
+	// FIFOCfg1..3 are the FIFO_CFG1..3 values for the chip.
+	FIFOCfg1, FIFOCfg2, FIFOCfg3 uint32
 }
 
 // Defaults.
@@ -92,11 +106,11 @@ const (
 
 // Config describes one MAC instance.
 type Config struct {
-	Unit int             // 0 (GE0) or 1 (GE1)
+	Unit int             // 0 (GE0) or 1 (GE1): names the rings and buffers
 	Regs barrier.Space   // the MAC's registers (0x1900_0000 / 0x1A00_0000)
-	Info *ar71xx.Info    // the SoC variant
+	Chip Chip            // the SoC variant's MAC parameters
 	DMA  busdma.Platform // where rings and buffers come from
-	SoC  SoC
+	SoC  SoC             // the MAC's reset line and clock
 	// Flush drains this MAC's DDR write-buffer channel; nil if none.
 	Flush Flusher
 	// MII, if set, is reset and clocked at Start (clock select index
@@ -216,8 +230,8 @@ type Driver struct {
 
 // New allocates the rings and buffers and returns a stopped driver.
 func New(cfg Config) (*Driver, error) {
-	if cfg.Regs == nil || cfg.Info == nil || cfg.DMA == nil || cfg.SoC == nil {
-		return nil, fmt.Errorf("%w: Regs, Info, DMA and SoC are required", ErrConfig)
+	if cfg.Regs == nil || cfg.Chip.DescLenMask == 0 || cfg.DMA == nil || cfg.SoC == nil {
+		return nil, fmt.Errorf("%w: Regs, Chip, DMA and SoC are required", ErrConfig)
 	}
 	if cfg.Unit < 0 || cfg.Unit > 1 {
 		return nil, fmt.Errorf("%w: unit %d", ErrConfig, cfg.Unit)
@@ -238,7 +252,7 @@ func New(cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("%w: rings %d/%d budget %d", ErrConfig, cfg.TxRing, cfg.RxRing, cfg.Budget)
 	}
 	d := &Driver{cfg: cfg, r: cfg.Regs, delay: cfg.Delay, budget: cfg.Budget,
-		txN: cfg.TxRing, rxN: cfg.RxRing, lenMask: cfg.Info.DescLenMask, txStopped: true}
+		txN: cfg.TxRing, rxN: cfg.RxRing, lenMask: cfg.Chip.DescLenMask, txStopped: true}
 	if d.delay == nil {
 		d.delay = time.Sleep
 	}
@@ -255,7 +269,7 @@ func New(cfg Config) (*Driver, error) {
 	}
 
 	align := 1
-	if cfg.Info.TXAlign4 {
+	if cfg.Chip.TXAlign4 {
 		align = 4
 	}
 	// Every non-final fragment must be a multiple of 4 bytes on every
@@ -281,7 +295,7 @@ func New(cfg Config) (*Driver, error) {
 	// buffer, decides which frames are too long.
 	line := p.LineSize()
 	rxAlign := 1
-	if cfg.Info.RXAlign4 {
+	if cfg.Chip.RXAlign4 {
 		rxAlign = 4
 	} else {
 		d.rxOff = 2 // IP header 4-byte aligned
@@ -352,7 +366,7 @@ func (d *Driver) Start() (err error) {
 	d.wr(RegMACCfg1, Cfg1SoftReset)
 	d.r.Barrier()
 	d.delay(20 * time.Microsecond)
-	if err := d.cfg.SoC.ResetMAC(d.cfg.Unit); err != nil {
+	if err := d.cfg.SoC.Reset(); err != nil {
 		return err
 	}
 	d.wr(RegMACCfg1, Cfg1SyncRX|Cfg1RXEnable|Cfg1SyncTX|Cfg1TXEnable)
@@ -363,9 +377,9 @@ func (d *Driver) Start() (err error) {
 		d.cfg.MII.Reset(d.cfg.MDIOClock)
 	}
 	d.wr(RegFIFOCfg0, FIFOCfg0All)
-	d.wr(RegFIFOCfg1, d.cfg.Info.FIFOCfg1)
-	d.wr(RegFIFOCfg2, d.cfg.Info.FIFOCfg2)
-	d.wr(RegFIFOCfg3, d.cfg.Info.FIFOCfg3)
+	d.wr(RegFIFOCfg1, d.cfg.Chip.FIFOCfg1)
+	d.wr(RegFIFOCfg2, d.cfg.Chip.FIFOCfg2)
+	d.wr(RegFIFOCfg3, d.cfg.Chip.FIFOCfg3)
 	d.wr(RegFIFOCfg4, FIFOCfg4Default)
 	d.wr(RegFIFOCfg5, FIFOCfg5Default)
 	a1, a2 := StationAddr(d.cfg.MAC)
@@ -836,21 +850,17 @@ func (d *Driver) SetLink(l gnet.LinkState) error {
 
 // programLink is SetLink's register work for an up link, with ctlMu held.
 func (d *Driver) programLink(l gnet.LinkState) error {
-	var sp ar71xx.Speed
 	cfg2 := d.r.Read32(RegMACCfg2) &^ (Cfg2IfModeMask | Cfg2FullDuplex)
 	ifc := d.r.Read32(RegIFControl) &^ IFControlSpeed100
 	f5 := d.r.Read32(RegFIFOCfg5) &^ FIFOCfg5ByteMode
 	switch l.SpeedMbps {
 	case 1000:
-		sp = ar71xx.Speed1000
 		cfg2 |= Cfg2IfMode1000
 		f5 |= FIFOCfg5ByteMode
 	case 100:
-		sp = ar71xx.Speed100
 		cfg2 |= Cfg2IfMode10_100
 		ifc |= IFControlSpeed100
 	case 10:
-		sp = ar71xx.Speed10
 		cfg2 |= Cfg2IfMode10_100
 	default:
 		return fmt.Errorf("%w: link speed %d", ErrConfig, l.SpeedMbps)
@@ -862,7 +872,7 @@ func (d *Driver) programLink(l gnet.LinkState) error {
 	d.wr(RegIFControl, ifc)
 	d.wr(RegFIFOCfg5, f5)
 	d.r.Barrier()
-	return d.cfg.SoC.SetEthSpeed(d.cfg.Unit, sp)
+	return d.cfg.SoC.SetClock(l.SpeedMbps)
 }
 
 // Link returns the link the MAC is programmed for.

@@ -10,6 +10,7 @@ import (
 	"github.com/gowrt/gowrt/arge"
 	"github.com/gowrt/gowrt/arge/argesim"
 	"github.com/gowrt/gowrt/barrier"
+	"github.com/gowrt/gowrt/board/ar71xx/argeport"
 	"github.com/gowrt/gowrt/busdma"
 	"github.com/gowrt/gowrt/hwsim"
 	"github.com/gowrt/gowrt/internal/wrongcode"
@@ -116,19 +117,11 @@ func newRig(t testing.TB, o rigOpts) *rig {
 		t.Fatal(err)
 	}
 	r.s.Delay = noDelay
-	fl, err := r.s.Flusher(ar71xx.FlushGE0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	r.mii = arge.NewMII(r.regs)
 	r.mii.Delay = noDelay
 	var plat busdma.Platform = sys.Mem
 	if o.wrong.skipCache != 0 || o.wrong.ringNoBarriers {
 		plat = &wrongcode.Platform{Platform: sys.Mem, SkipCache: o.wrong.skipCache, CoherentNoBarriers: o.wrong.ringNoBarriers}
-	}
-	var flush arge.Flusher = fl
-	if o.wrong.noFlush {
-		flush = nil // the board wires no flush channel: nothing drains the buffer
 	}
 	var regs barrier.Space = r.regs
 	var armed bool
@@ -137,30 +130,38 @@ func newRig(t testing.TB, o rigOpts) *rig {
 			return armed && recoveryWrite(off, v)
 		})
 	}
-	r.drv, err = arge.New(arge.Config{Unit: 0, Regs: regs, Info: r.s.Info, DMA: plat, SoC: r.s, Flush: flush,
-		MII: r.mii, MDIOClock: uint32(r.s.Info.MDIODefaultIndex), MAC: [6]byte{0x00, 0x03, 0x7f, 0x01, 0x02, 0x03},
-		TxRing: o.txRing, RxRing: o.rxRing, Budget: o.budget, TxBounce: o.txBounce, Delay: noDelay,
-		Receive: func(f []byte) {
-			r.rxN++
-			if r.onRecv != nil {
-				r.onRecv(f)
-			}
-			if r.keep {
-				r.got = append(r.got, append([]byte(nil), f...))
-			}
-		},
-		TXDone: func(tok uint64) {
-			if r.noTokens {
-				r.doneN++
-				return
-			}
-			if r.done[tok] {
-				t.Errorf("token %d released twice", tok)
-			}
-			r.done[tok] = true
+	// Wired as a board wires GE0 (board/ar71xx/argeport).
+	cfg, err := argeport.Config(r.s, ar71xx.GE0, regs, plat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.wrong.noFlush {
+		cfg.Flush = nil // the board wires no flush channel: nothing drains the buffer
+	}
+	cfg.MII, cfg.MAC = r.mii, [6]byte{0x00, 0x03, 0x7f, 0x01, 0x02, 0x03}
+	cfg.TxRing, cfg.RxRing, cfg.Budget, cfg.TxBounce, cfg.Delay = o.txRing, o.rxRing, o.budget, o.txBounce, noDelay
+	cfg.Receive = func(f []byte) {
+		r.rxN++
+		if r.onRecv != nil {
+			r.onRecv(f)
+		}
+		if r.keep {
+			r.got = append(r.got, append([]byte(nil), f...))
+		}
+	}
+	cfg.TXDone = func(tok uint64) {
+		if r.noTokens {
 			r.doneN++
-			r.doneA.Add(1)
-		}})
+			return
+		}
+		if r.done[tok] {
+			t.Errorf("token %d released twice", tok)
+		}
+		r.done[tok] = true
+		r.doneN++
+		r.doneA.Add(1)
+	}
+	r.drv, err = arge.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

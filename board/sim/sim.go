@@ -38,6 +38,7 @@ import (
 	"github.com/gowrt/gowrt/arge"
 	"github.com/gowrt/gowrt/arge/argesim"
 	"github.com/gowrt/gowrt/board"
+	"github.com/gowrt/gowrt/board/ar71xx/argeport"
 	"github.com/gowrt/gowrt/hwsim"
 	"github.com/gowrt/gowrt/intr"
 	"github.com/gowrt/gowrt/mdio/phy"
@@ -174,17 +175,15 @@ func (b *Board) build() error {
 	demo := false
 
 	for unit, pc := range b.cfg.Ports {
-		line, fc := ar71xx.CPUIRQGE0, ar71xx.FlushGE0
-		if unit == 1 {
-			line, fc = ar71xx.CPUIRQGE1, ar71xx.FlushGE1
-		}
+		u := ar71xx.EthUnits[unit] // GE0, GE1: base, interrupt line, flush channel
+		line := u.IRQ
 		p := &Port{cfg: pc, b: b, txq: make(chan []byte, 256), free: make(chan []byte, 256)}
 		for i := 0; i < cap(p.free); i++ {
 			p.free <- make([]byte, argesim.MaxFrame)
 		}
 		unitN := unit
 		p.MAC, err = argesim.New(b.sys, argesim.Config{Unit: unit, Info: soc.Info, IRQ: cpu, Line: line,
-			DMA: soc.DDR.Channel(fc), Clock: func(mbps int) bool { return soc.EthSpeedProgrammed(unitN, mbps) }})
+			DMA: soc.DDR.Channel(u.Flush), Clock: func(mbps int) bool { return soc.EthSpeedProgrammed(unitN, mbps) }})
 		if err != nil {
 			return fmt.Errorf("sim: %s MAC model: %w", pc.Name, err)
 		}
@@ -213,10 +212,6 @@ func (b *Board) build() error {
 		default:
 			b.cfg.Log("sim: port %s is TAP device %s, created down (the WAN port: the router counts what arrives and sends nothing yet)", pc.Name, pc.TAP)
 		}
-		fl, err := s.Flusher(fc)
-		if err != nil {
-			return fmt.Errorf("sim: %w", err)
-		}
 		mii := arge.NewMII(regs)
 		ph, err := phy.New(mii, 0)
 		if err != nil {
@@ -228,8 +223,12 @@ func (b *Board) build() error {
 		if err := ph.StartAutoneg(phy.All); err != nil {
 			return fmt.Errorf("sim: %s autonegotiation: %w", pc.Name, err)
 		}
-		p.NIC, err = arge.NewNIC(arge.Config{Unit: unit, Regs: regs, Info: s.Info, DMA: b.sys.Mem,
-			SoC: s, Flush: fl, MII: mii, MDIOClock: uint32(s.Info.MDIODefaultIndex), MAC: pc.MAC})
+		cfg, err := argeport.Config(s, u, regs, b.sys.Mem)
+		if err != nil {
+			return fmt.Errorf("sim: %s: %w", pc.Name, err)
+		}
+		cfg.MII, cfg.MAC = mii, pc.MAC
+		p.NIC, err = arge.NewNIC(cfg)
 		if err != nil {
 			return fmt.Errorf("sim: %s driver: %w", pc.Name, err)
 		}

@@ -12,8 +12,9 @@
 //     kernel, nor a board's chipset code (soc/malta), nor gVisor's stack.
 //   - The kernel knows no board: it imports no soc or board package (a
 //     SoC package provides the kernel's platform hooks instead).
-//   - Boards wire, drivers don't: arge links no PHY driver (mdio/phy);
-//     the board polls the PHY and tells the NIC the link.
+//   - Boards wire, drivers don't: arge links no PHY driver (mdio/phy),
+//     the board polls the PHY and tells the NIC the link; and no SoC
+//     package (soc/ar71xx), the board hands it the SoC's Ethernet unit.
 //   - Shipped code carries no test switches: internal/wrongcode, whose
 //     wrapped contracts make a driver commit the mistakes its hazard tests
 //     catch, is imported by tests only.

@@ -144,9 +144,11 @@ func TestWrongCodeOnlyInTests(t *testing.T) {
 
 // TestBoardsWireDrivers: what a board wires stays out of the MAC driver:
 // arge does not poll its PHY (the board follows it with phy.Follow and
-// tells the NIC the link), so it links no PHY driver.
+// tells the NIC the link), so it links no PHY driver, and it gets its
+// SoC's services and parameters from the board (board/ar71xx/argeport),
+// so it links no SoC package.
 func TestBoardsWireDrivers(t *testing.T) {
-	banned := []string{module + "/mdio/phy"}
+	banned := []string{module + "/mdio/phy", module + "/soc/ar71xx"}
 	forbid(t, []string{module + "/arge"}, "the MAC driver links what the board wires", func(path string, _ pkgInfo) bool {
 		for _, b := range banned {
 			if path == b || strings.HasPrefix(path, b+"/") {
