@@ -47,7 +47,6 @@ import (
 	"fmt"
 	"hash/crc32"
 
-	"github.com/gowrt/gowrt/arge"
 	"github.com/gowrt/gowrt/hwsim"
 	"github.com/gowrt/gowrt/mdio/phy/physim"
 	"github.com/gowrt/gowrt/soc/ar71xx"
@@ -158,7 +157,7 @@ type MAC struct {
 
 	regs [0x200 / 4]uint32
 	word [4]byte // scratch for descriptor words (no allocation per access)
-	mib  [len(arge.MIB)]uint32
+	mib  [len(mibBits)]uint32
 
 	txEnabled, rxEnabled   bool
 	txCur, rxCur           uint32
@@ -199,7 +198,7 @@ func New(sys *hwsim.System, cfg Config) (*MAC, error) {
 	}
 	m := &MAC{sys: sys, cfg: cfg, order: sys.ByteOrder(), dma: cfg.DMA,
 		fifo: make([]fifoFrame, cfg.RXFIFO), phys: map[int]*physim.PHY{}}
-	m.regs[arge.RegMaxFrameLen/4] = maxFrameLenReset
+	m.regs[regMaxFrameLen/4] = maxFrameLenReset
 	if m.dma == nil {
 		m.dma = ar71xxsim.Direct{Mem: sys.Mem}
 	}
@@ -265,7 +264,7 @@ func (m *MAC) receive(frame []byte, hold bool) error {
 	if !m.linkPasses() {
 		return ErrNoLink
 	}
-	if m.regs[arge.RegMACCfg1/4]&arge.Cfg1RXEnable == 0 {
+	if m.regs[regMACCfg1/4]&cfg1RXEnable == 0 {
 		m.Stats.LinkDrops++
 		return ErrNoLink
 	}
@@ -274,7 +273,7 @@ func (m *MAC) receive(frame []byte, hold bool) error {
 		m.mibInc(19, 1) // rx_undersize
 		return ErrRunt
 	}
-	if n := len(frame) + 4; n > MaxFrame || n > int(m.regs[arge.RegMaxFrameLen/4]&0xFFFF) {
+	if n := len(frame) + 4; n > MaxFrame || n > int(m.regs[regMaxFrameLen/4]&0xFFFF) {
 		m.Stats.RXTooLong++
 		m.mibInc(20, 1) // rx_oversize
 		return ErrTooLong
@@ -306,17 +305,17 @@ func (m *MAC) linkPasses() bool {
 		m.Stats.LinkDrops++
 		return false
 	}
-	cfg2 := m.regs[arge.RegMACCfg2/4]
-	byteMode := m.regs[arge.RegFIFOCfg5/4]&arge.FIFOCfg5ByteMode != 0
-	speed100 := m.regs[arge.RegIFControl/4]&arge.IFControlSpeed100 != 0
-	ok := (cfg2&arge.Cfg2FullDuplex != 0) == l.FullDuplex
+	cfg2 := m.regs[regMACCfg2/4]
+	byteMode := m.regs[regFIFOCfg5/4]&fifoCfg5ByteMode != 0
+	speed100 := m.regs[regIFControl/4]&ifControlSpd100 != 0
+	ok := (cfg2&cfg2FullDuplex != 0) == l.FullDuplex
 	switch l.Speed {
 	case 1000:
-		ok = ok && cfg2&arge.Cfg2IfModeMask == arge.Cfg2IfMode1000 && byteMode
+		ok = ok && cfg2&cfg2IfModeMask == cfg2IfMode1000 && byteMode
 	case 100:
-		ok = ok && cfg2&arge.Cfg2IfModeMask == arge.Cfg2IfMode10_100 && !byteMode && speed100
+		ok = ok && cfg2&cfg2IfModeMask == cfg2IfMode10_100 && !byteMode && speed100
 	default:
-		ok = ok && cfg2&arge.Cfg2IfModeMask == arge.Cfg2IfMode10_100 && !byteMode && !speed100
+		ok = ok && cfg2&cfg2IfModeMask == cfg2IfMode10_100 && !byteMode && !speed100
 	}
 	if ok && m.cfg.Clock != nil {
 		ok = m.cfg.Clock(l.Speed)
@@ -328,7 +327,7 @@ func (m *MAC) linkPasses() bool {
 }
 
 func (m *MAC) mibInc(i int, v uint32) {
-	m.mib[i] = (m.mib[i] + v) & (1<<arge.MIB[i].Bits - 1)
+	m.mib[i] = (m.mib[i] + v) & (1<<mibBits[i] - 1)
 }
 
 func (m *MAC) mibSize(n int) {
@@ -354,17 +353,17 @@ func (m *MAC) mibSize(n int) {
 func (m *MAC) intStatus() uint32 {
 	var s uint32
 	if m.txCount > 0 {
-		s |= arge.IntTXPktSent
+		s |= intTXPktSent
 	}
-	s |= m.txFlags & (arge.TXStatusUnderrun | arge.TXStatusBusError) // bits 1, 3
+	s |= m.txFlags & (txStatusUnderrun | txStatusBusError) // bits 1, 3
 	if m.rxCount > 0 {
-		s |= arge.IntRXPktRecvd
+		s |= intRXPktRecvd
 	}
-	if m.rxFlags&arge.RXStatusOverflow != 0 {
-		s |= arge.IntRXOverflow
+	if m.rxFlags&rxStatusOverflow != 0 {
+		s |= intRXOverflow
 	}
-	if m.rxFlags&arge.RXStatusBusError != 0 {
-		s |= arge.IntRXBusError
+	if m.rxFlags&rxStatusBusError != 0 {
+		s |= intRXBusError
 	}
 	return s
 }
@@ -409,23 +408,23 @@ func (m *MAC) txStep() bool {
 	}
 	if m.injectTXBus {
 		m.injectTXBus = false
-		m.txFlags |= arge.TXStatusBusError
+		m.txFlags |= txStatusBusError
 		m.txEnabled = false
 		m.Stats.BusErrors++
 		m.updateIRQ()
 		return true
 	}
-	ctrl, ok := m.desc32(m.txCur + arge.DescCtrl)
+	ctrl, ok := m.desc32(m.txCur + descCtrl)
 	if !ok {
 		m.busError(true)
 		return true
 	}
-	if !m.txInFrame && ctrl&arge.DescEmpty == 0 {
+	if !m.txInFrame && ctrl&descEmpty == 0 {
 		if p, ok := m.wire.(Pacer); ok && !p.CanSend() {
 			return false
 		}
 	}
-	if ctrl&arge.DescEmpty != 0 {
+	if ctrl&descEmpty != 0 {
 		m.txEnabled = false
 		if m.txInFrame {
 			// The chain ended in the middle of a frame: the FIFO runs
@@ -434,7 +433,7 @@ func (m *MAC) txStep() bool {
 			m.Stats.TXUnderruns++
 			m.Stats.TXTruncated++
 			m.txInFrame, m.txLen = false, 0
-			m.txFlags |= arge.TXStatusUnderrun
+			m.txFlags |= txStatusUnderrun
 			m.sys.Report(hwsim.Misuse{Kind: hwsim.ModelRule, Addr: uint64(m.txCur), Region: "arge-tx",
 				Detail: "TX chain reached an EMPTY descriptor in the middle of a frame (first descriptor handed over before the chain was complete?)"})
 			m.updateIRQ()
@@ -442,8 +441,8 @@ func (m *MAC) txStep() bool {
 		}
 		return false
 	}
-	buf, _ := m.desc32(m.txCur + arge.DescBuf)
-	next, _ := m.desc32(m.txCur + arge.DescNext)
+	buf, _ := m.desc32(m.txCur + descBuf)
+	next, _ := m.desc32(m.txCur + descNext)
 	n := int(ctrl & m.lenMask())
 	if n == 0 || m.txLen+n > MaxFrame {
 		m.busError(true)
@@ -456,10 +455,10 @@ func (m *MAC) txStep() bool {
 	m.txLen += n
 	m.txInFrame = true
 	// Hand the descriptor back: EMPTY set, count one packet.
-	_ = m.putDesc32(nil, m.txCur+arge.DescCtrl, ctrl|arge.DescEmpty)
+	_ = m.putDesc32(nil, m.txCur+descCtrl, ctrl|descEmpty)
 	m.txCount++
 	m.txCur = next
-	if ctrl&arge.DescMore == 0 {
+	if ctrl&descMore == 0 {
 		m.finishTX()
 	}
 	m.updateIRQ()
@@ -472,11 +471,11 @@ func (m *MAC) finishTX() {
 	if m.injectUnderrun {
 		m.injectUnderrun = false
 		m.Stats.TXUnderruns++
-		m.txFlags |= arge.TXStatusUnderrun
+		m.txFlags |= txStatusUnderrun
 		m.txEnabled = false
 		return
 	}
-	if m.regs[arge.RegMACCfg1/4]&arge.Cfg1TXEnable == 0 || !m.linkPasses() {
+	if m.regs[regMACCfg1/4]&cfg1TXEnable == 0 || !m.linkPasses() {
 		return
 	}
 	m.Stats.TXFrames++
@@ -492,10 +491,10 @@ func (m *MAC) finishTX() {
 func (m *MAC) busError(tx bool) {
 	m.Stats.BusErrors++
 	if tx {
-		m.txFlags |= arge.TXStatusBusError
+		m.txFlags |= txStatusBusError
 		m.txEnabled = false
 	} else {
-		m.rxFlags |= arge.RXStatusBusError
+		m.rxFlags |= rxStatusBusError
 		m.rxEnabled = false
 	}
 	m.updateIRQ()
@@ -511,24 +510,24 @@ func (m *MAC) rxStep() bool {
 		m.busError(false)
 		return true
 	}
-	ctrl, ok := m.desc32(m.rxCur + arge.DescCtrl)
+	ctrl, ok := m.desc32(m.rxCur + descCtrl)
 	if !ok {
 		m.busError(false)
 		return true
 	}
 	f := &m.fifo[m.fifoHead]
-	if ctrl&arge.DescEmpty == 0 {
+	if ctrl&descEmpty == 0 {
 		// No buffer: the frame is lost and the receiver stops.
 		m.popFIFO()
 		m.Stats.RXOverflows++
 		m.mibInc(23, 1)
-		m.rxFlags |= arge.RXStatusOverflow
+		m.rxFlags |= rxStatusOverflow
 		m.rxEnabled = false
 		m.updateIRQ()
 		return true
 	}
-	buf, _ := m.desc32(m.rxCur + arge.DescBuf)
-	next, _ := m.desc32(m.rxCur + arge.DescNext)
+	buf, _ := m.desc32(m.rxCur + descBuf)
+	next, _ := m.desc32(m.rxCur + descNext)
 	n := f.n + 4
 	if n > int(ctrl&m.lenMask()) {
 		m.popFIFO()
@@ -540,7 +539,7 @@ func (m *MAC) rxStep() bool {
 		m.busError(false)
 		return true
 	}
-	_ = m.putDesc32(m.dma, m.rxCur+arge.DescCtrl, uint32(n))
+	_ = m.putDesc32(m.dma, m.rxCur+descCtrl, uint32(n))
 	m.popFIFO()
 	m.Stats.RXFrames++
 	m.Stats.RXBytes += uint64(n - 4)
@@ -563,7 +562,7 @@ func (m *MAC) popFIFO() {
 // assumption (the sources say nothing about more than 255 outstanding
 // packets, which a 256-entry RX ring allows).
 func (m *MAC) status(count, flags, pkt uint32) uint32 {
-	v := flags | min(count, 0xFF)<<arge.StatusCountShift
+	v := flags | min(count, 0xFF)<<statusCountShift
 	if count > 0 {
 		v |= pkt
 	}
@@ -576,34 +575,34 @@ func (m *MAC) ReadReg(off uint32, width int) uint32 {
 		return 0
 	}
 	switch {
-	case off == arge.RegTXCtrl:
+	case off == regTXCtrl:
 		if m.txEnabled {
-			return arge.TXCtrlEnable
+			return txCtrlEnable
 		}
 		return 0
-	case off == arge.RegRXCtrl:
+	case off == regRXCtrl:
 		if m.rxEnabled {
-			return arge.RXCtrlEnable
+			return rxCtrlEnable
 		}
 		return 0
-	case off == arge.RegTXDesc:
+	case off == regTXDesc:
 		return m.txCur
-	case off == arge.RegRXDesc:
+	case off == regRXDesc:
 		return m.rxCur
-	case off == arge.RegTXStatus:
-		return m.status(m.txCount, m.txFlags, arge.TXStatusPktSent)
-	case off == arge.RegRXStatus:
-		return m.status(m.rxCount, m.rxFlags, arge.RXStatusPktRecvd)
-	case off == arge.RegIntStatus:
+	case off == regTXStatus:
+		return m.status(m.txCount, m.txFlags, txStatusPktSent)
+	case off == regRXStatus:
+		return m.status(m.rxCount, m.rxFlags, rxStatusPktRecvd)
+	case off == regIntStatus:
 		return m.intStatus()
-	case off == arge.RegIntEnable:
+	case off == regIntEnable:
 		return m.intEnable
-	case off == arge.RegMIIIndicator:
+	case off == regMIIIndicator:
 		return m.mdioIndicator()
-	case off == arge.RegMIIStatus:
+	case off == regMIIStatus:
 		return m.mdioStatus
-	case off >= arge.RegMIBFirst && off <= arge.RegMIBLast:
-		return m.mib[(off-arge.RegMIBFirst)/4]
+	case off >= regMIBFirst && off <= regMIBLast:
+		return m.mib[(off-regMIBFirst)/4]
 	}
 	if int(off/4) < len(m.regs) {
 		return m.regs[off/4]
@@ -617,45 +616,45 @@ func (m *MAC) WriteReg(off uint32, width int, val uint32) {
 		return
 	}
 	switch off {
-	case arge.RegTXCtrl:
-		m.txEnabled = val&arge.TXCtrlEnable != 0
-	case arge.RegRXCtrl:
-		m.rxEnabled = val&arge.RXCtrlEnable != 0
-	case arge.RegTXDesc:
+	case regTXCtrl:
+		m.txEnabled = val&txCtrlEnable != 0
+	case regRXCtrl:
+		m.rxEnabled = val&rxCtrlEnable != 0
+	case regTXDesc:
 		m.txCur = val
 		m.txInFrame, m.txLen = false, 0
-	case arge.RegRXDesc:
+	case regRXDesc:
 		m.rxCur = val
-	case arge.RegTXStatus:
-		if val&arge.TXStatusPktSent != 0 {
+	case regTXStatus:
+		if val&txStatusPktSent != 0 {
 			if m.txCount == 0 {
 				m.Stats.OverAcks++
 			} else {
 				m.txCount--
 			}
 		}
-		m.txFlags &^= val & (arge.TXStatusUnderrun | arge.TXStatusBusError)
-	case arge.RegRXStatus:
-		if val&arge.RXStatusPktRecvd != 0 {
+		m.txFlags &^= val & (txStatusUnderrun | txStatusBusError)
+	case regRXStatus:
+		if val&rxStatusPktRecvd != 0 {
 			if m.rxCount == 0 {
 				m.Stats.OverAcks++
 			} else {
 				m.rxCount--
 			}
 		}
-		m.rxFlags &^= val & (arge.RXStatusOverflow | arge.RXStatusBusError)
-	case arge.RegIntEnable:
+		m.rxFlags &^= val & (rxStatusOverflow | rxStatusBusError)
+	case regIntEnable:
 		m.intEnable = val
-	case arge.RegMIICmd:
-		if val&arge.MIICmdRead != 0 && m.mdioCmd&arge.MIICmdRead == 0 {
+	case regMIICmd:
+		if val&miiCmdRead != 0 && m.mdioCmd&miiCmdRead == 0 {
 			m.mdioStart(1)
 		}
 		m.mdioCmd = val
-	case arge.RegMIIControl:
+	case regMIIControl:
 		m.regs[off/4] = val
 		m.mdioStart(2)
-	case arge.RegMACCfg1:
-		if val&arge.Cfg1SoftReset != 0 {
+	case regMACCfg1:
+		if val&cfg1SoftReset != 0 {
 			m.softReset()
 		}
 		m.regs[off/4] = val
@@ -690,8 +689,8 @@ func (m *MAC) mdioIndicator() uint32 {
 	}
 	m.mdioBusy--
 	if m.mdioBusy == 0 {
-		addr := m.regs[arge.RegMIIAddr/4]
-		phyAddr, reg := int(addr>>arge.MIIAddrPHYShift)&0x1F, int(addr&0x1F)
+		addr := m.regs[regMIIAddr/4]
+		phyAddr, reg := int(addr>>miiAddrPHYShift)&0x1F, int(addr&0x1F)
 		p := m.phys[phyAddr]
 		switch m.mdioOp {
 		case 1:
@@ -702,10 +701,10 @@ func (m *MAC) mdioIndicator() uint32 {
 			}
 		case 2:
 			if p != nil {
-				p.WriteReg(reg, uint16(m.regs[arge.RegMIIControl/4]))
+				p.WriteReg(reg, uint16(m.regs[regMIIControl/4]))
 			}
 		}
 		m.mdioOp = 0
 	}
-	return arge.MIIIndBusy
+	return miiIndBusy
 }

@@ -15,6 +15,9 @@
 //   - Boards wire, drivers don't: arge links no PHY driver (mdio/phy),
 //     the board polls the PHY and tells the NIC the link; and no SoC
 //     package (soc/ar71xx), the board hands it the SoC's Ethernet unit.
+//   - Models don't trust drivers: argesim, pcnetsim, arswitchsim and
+//     cfisim do not link their drivers (they keep their own register
+//     facts).
 //   - Shipped code carries no test switches: internal/wrongcode, whose
 //     wrapped contracts make a driver commit the mistakes its hazard tests
 //     catch, is imported by tests only.

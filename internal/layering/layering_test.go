@@ -158,3 +158,20 @@ func TestBoardsWireDrivers(t *testing.T) {
 		return false
 	})
 }
+
+// TestModelsDontTrustDrivers: a hardware model keeps its own register
+// facts instead of importing its driver's, so a wrong constant in the
+// driver is caught by the model, not shared with it. (physim and
+// ar71xxsim still use their drivers' packages.)
+func TestModelsDontTrustDrivers(t *testing.T) {
+	for model, driver := range map[string]string{
+		"arge/argesim":         "arge",
+		"pcnet/pcnetsim":       "pcnet",
+		"arswitch/arswitchsim": "arswitch",
+		"flash/cfi/cfisim":     "flash/cfi",
+	} {
+		forbid(t, []string{module + "/" + model}, model+" links its driver", func(path string, _ pkgInfo) bool {
+			return path == module+"/"+driver
+		})
+	}
+}
