@@ -63,8 +63,8 @@ type Board struct {
 	LEDs      *LEDConfig
 }
 
-// Clone returns a deep copy: the profiles below are shared package
-// variables, so modify a clone, never a profile's slices.
+// Clone returns a deep copy: board profiles are shared package variables,
+// so modify a clone, never a profile's slices.
 func (b Board) Clone() Board {
 	c := b
 	c.CPU = make([]CPUPort, len(b.CPU))
@@ -149,47 +149,11 @@ func (b *Board) validate(id ChipID, nports int) error {
 
 func delay(v uint8) *uint8 { return &v }
 
-// Board profiles. The values below are not from the register sources cited
-// in the package documentation: they are recalled from OpenWrt's ar71xx
-// board files (mach-db120.c, mach-tl-wdr4300.c, mach-ap136.c and their DTS
-// successors) and are UNVERIFIED; they show the shape of the data and must
-// be checked against the board files before use on hardware. The AR8327 pad
-// encoding itself (RGMII_EN, delay enables and selectors) is from [FB-REG]
-// AR8327_PAD_* and [LX-QCA8K].
+// The boards Attach assumes when given none: a built-in switch (AR7240,
+// AR934x) reaches its CPU MAC over an internal GMII link, an external
+// AR8216/AR8316 over RGMII. Named profiles of particular boards live with
+// those boards (board/ar71xx/profiles), not here.
 var (
-	// DB120: AR934x reference board, AR8327 on GE0 over RGMII with TX
-	// delay select 1 and RX delay select 2, open-drain LEDs.
-	BoardDB120 = Board{
-		Name: "DB120",
-		CPU:  []CPUPort{{Port: 0, Mode: ModeRGMII, TXDelay: delay(1), RXDelay: delay(2)}},
-		LEDs: &LEDConfig{Ctrl: [4]uint32{0x00000000, 0xc737c737, 0x00000000, 0x00c30c00}, OpenDrain: true},
-	}
-	// AP135: QCA955x reference board, AR8327 on GE0 over RGMII and
-	// GMAC6 over SGMII to GE1. LED programming left at the chip default.
-	BoardAP135 = Board{
-		Name: "AP135",
-		CPU: []CPUPort{
-			{Port: 0, Mode: ModeRGMII, TXDelay: delay(1), RXDelay: delay(2)},
-			{Port: 6, Mode: ModeSGMII},
-		},
-	}
-	// TL-WDR3600/TL-WDR4300: AR9344 + AR8327 over RGMII; port 1 is WAN,
-	// ports 2-5 LAN 1-4.
-	BoardTLWDR4300 = Board{
-		Name:   "TL-WDR4300",
-		CPU:    []CPUPort{{Port: 0, Mode: ModeRGMII, TXDelay: delay(1), RXDelay: delay(2)}},
-		Labels: []string{"cpu", "wan", "lan1", "lan2", "lan3", "lan4", ""},
-		LEDs:   &LEDConfig{Ctrl: [4]uint32{0xc737c737, 0x00000000, 0x00000000, 0x0030c300}},
-	}
-	// AR934x built-in switch on GE1 (internal GMII link), e.g. the
-	// TL-WR841N v8 style of board.
-	BoardAR934xBuiltIn = Board{
-		Name: "AR934x-builtin",
-		CPU:  []CPUPort{{Port: 0, Mode: ModeGMII}},
-	}
-	// Generic external AR8216/AR8316 on RGMII.
-	BoardGenericRGMII = Board{
-		Name: "generic-rgmii",
-		CPU:  []CPUPort{{Port: 0, Mode: ModeRGMII}},
-	}
+	defaultBuiltIn = Board{Name: "AR934x-builtin", CPU: []CPUPort{{Port: 0, Mode: ModeGMII}}}
+	defaultRGMII   = Board{Name: "generic-rgmii", CPU: []CPUPort{{Port: 0, Mode: ModeRGMII}}}
 )

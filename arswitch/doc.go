@@ -36,8 +36,9 @@
 // and leaves the switch exactly as it was. Accepted changes are programmed
 // incrementally (only changed VTU entries and port registers are written).
 //
-// Board wiring (CPU port mode and delays, port→PHY map, LEDs) is data: see
-// Board and the BoardXxx profiles.
+// Board wiring (CPU port mode and delays, port→PHY map, LEDs) is data the
+// board passes in: see Board. The wiring of particular boards lives with
+// the boards (board/ar71xx/profiles).
 //
 // The package has no per-frame path: the switch forwards in hardware. Its
 // model, with a frame-forwarding simulation, is package arswitchsim.

@@ -12,7 +12,10 @@ import (
 // model; on a board cfg.Bus is the MAC's MDIO bus.
 func Example_lanWAN() {
 	m := arswitchsim.New(arswitchsim.AR8327, arswitchsim.Options{})
-	b := arswitch.BoardTLWDR4300
+	// The board's wiring (board/ar71xx/profiles has named ones): the CPU
+	// MAC on port 0 over RGMII, port 1 labelled WAN.
+	b := arswitch.Board{Name: "example", CPU: []arswitch.CPUPort{{Port: 0, Mode: arswitch.ModeRGMII}},
+		Labels: []string{"cpu", "wan", "lan1", "lan2", "lan3", "lan4", ""}}
 	sw, err := arswitch.Attach(arswitch.Config{Bus: m, Board: &b, Sleep: m.Clock().Sleep})
 	if err != nil {
 		fmt.Println(err)

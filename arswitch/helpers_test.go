@@ -24,7 +24,7 @@ func isBuiltIn(c arswitchsim.Chip) bool {
 func boardFor(c arswitchsim.Chip) *Board {
 	switch c {
 	case arswitchsim.AR8327, arswitchsim.AR8337:
-		b := BoardDB120
+		b := testDB120
 		return &b
 	}
 	return nil

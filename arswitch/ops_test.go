@@ -117,7 +117,7 @@ func TestAR8327PHYErrata(t *testing.T) {
 func TestBoards(t *testing.T) {
 	t.Run("DB120", func(t *testing.T) {
 		m := newModel(arswitchsim.AR8327)
-		b := BoardDB120
+		b := testDB120
 		_, err := Attach(Config{Bus: m, Board: &b, Sleep: m.Clock().Sleep})
 		must(t, err)
 		if v := m.Peek(r27Pad0Mode); v != padRGMIIEn|padTXDelayEn|padRXDelayEn|1<<padTXDelayShift|2<<padRXDelayShift {
@@ -134,7 +134,7 @@ func TestBoards(t *testing.T) {
 	})
 	t.Run("AP135", func(t *testing.T) {
 		m := arswitchsim.New(arswitchsim.AR8327, arswitchsim.Options{Revision: 1})
-		b := BoardAP135
+		b := testAP135
 		sw, err := Attach(Config{Bus: m, Board: &b, Sleep: m.Clock().Sleep})
 		must(t, err)
 		if v := m.Peek(r27Pad6Mode); v != padSGMIIEn {
@@ -154,7 +154,7 @@ func TestBoards(t *testing.T) {
 	})
 	t.Run("TL-WDR4300", func(t *testing.T) {
 		m := newModel(arswitchsim.AR8327)
-		b := BoardTLWDR4300
+		b := testTLWDR4300
 		sw, err := Attach(Config{Bus: m, Board: &b, Sleep: m.Clock().Sleep})
 		must(t, err)
 		p, err := sw.Port(1)
@@ -493,17 +493,17 @@ func TestRawRegisterAccess(t *testing.T) {
 }
 
 func TestBoardClone(t *testing.T) {
-	c := BoardAP135.Clone()
+	c := testAP135.Clone()
 	*c.CPU[0].TXDelay = 3
 	c.CPU[1].Mode = ModeRGMII
 	c.LEDs = &LEDConfig{}
-	if *BoardAP135.CPU[0].TXDelay != 1 || BoardAP135.CPU[1].Mode != ModeSGMII || BoardAP135.LEDs != nil {
+	if *testAP135.CPU[0].TXDelay != 1 || testAP135.CPU[1].Mode != ModeSGMII || testAP135.LEDs != nil {
 		t.Fatal("Clone shares state with the profile")
 	}
-	w := BoardTLWDR4300.Clone()
+	w := testTLWDR4300.Clone()
 	w.Labels[1] = "x"
 	w.LEDs.Ctrl[0] = 0
-	if BoardTLWDR4300.Labels[1] != "wan" || BoardTLWDR4300.LEDs.Ctrl[0] == 0 {
+	if testTLWDR4300.Labels[1] != "wan" || testTLWDR4300.LEDs.Ctrl[0] == 0 {
 		t.Fatal("Clone shares slices or LEDs")
 	}
 }

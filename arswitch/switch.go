@@ -239,9 +239,9 @@ func attach(cfg Config, wrap func(regIO) regIO) (*Switch, error) {
 	case cfg.Board != nil:
 		board = cfg.Board.Clone()
 	case cfg.BuiltIn:
-		board = BoardAR934xBuiltIn.Clone()
+		board = defaultBuiltIn.Clone()
 	default:
-		board = BoardGenericRGMII.Clone()
+		board = defaultRGMII.Clone()
 	}
 	if err := board.validate(id, ops.nports()); err != nil {
 		return nil, err
