@@ -65,3 +65,60 @@ const (
 	MIBTXBytes   = 24
 	MIBTXPackets = 25
 )
+
+// mibDrops are the MIB counters UpdateMIB accumulates, by index in MIB.
+var mibDrops = [...]int{
+	20, 22, // rx_oversize, rx_jabber
+	19, 21, // rx_undersize, rx_fragments
+	9, 15, 17, // rx_fcs_errors, rx_alignment_errors, rx_code_errors
+	23, // rx_dropped
+}
+
+// Errors.
+// UpdateMIB adds what the MAC's MIB drop counters counted since the last
+// call to the drop fields of Stats (RxOversize, RxUndersize, RxErrors,
+// RxDropped). The registers are 12 bits wide and wrap: call it more often
+// than 4096 such drops can happen (the NIC calls it at every MIB poll and
+// from Counters).
+func (d *Driver) UpdateMIB() {
+	d.mibMu.Lock()
+	defer d.mibMu.Unlock()
+	d.updateMIB()
+}
+
+// updateMIB is UpdateMIB with mibMu held. The first call after New or a
+// MAC reset only records the counters' values: what they held before
+// counts nothing.
+func (d *Driver) updateMIB() {
+	d.r.Barrier()
+	var delta [len(mibDrops)]uint64
+	for i, k := range mibDrops {
+		v := d.readMIB(k)
+		delta[i] = uint64((v - d.mibLast[i]) & (1<<MIB[k].Bits - 1))
+		d.mibLast[i] = v
+	}
+	if !d.mibBase {
+		d.mibBase = true
+		return
+	}
+	d.Stats.RxOversize.Add(delta[0] + delta[1])
+	d.Stats.RxUndersize.Add(delta[2] + delta[3])
+	d.Stats.RxErrors.Add(delta[4] + delta[5] + delta[6])
+	d.Stats.RxDropped.Add(delta[7])
+}
+
+func (d *Driver) readMIB(k int) uint32 {
+	return d.r.Read32(MIB[k].Off) & (1<<MIB[k].Bits - 1)
+}
+
+// MIBCounters reads every MIB register into dst (len(dst) ≥ len(MIB)),
+// masked to its field width.
+func (d *Driver) MIBCounters(dst []uint32) {
+	d.r.Barrier()
+	for i, c := range MIB {
+		if i >= len(dst) {
+			return
+		}
+		dst[i] = d.r.Read32(c.Off) & (1<<c.Bits - 1)
+	}
+}
