@@ -30,9 +30,9 @@
 // (NIC ports, whose transmission completes later, and the host port, whose
 // stack queues packets) share one copy of it: the first of them to need
 // the frame copies it into a pooled, refcounted gVisor buffer, and each
-// takes a reference (the host port, served last, takes over the bridge's
-// own); egress re-tagging sends a private header in front of the shared
-// payload. So a forwarded frame, flooded to any number of ports and the
+// takes a reference (the last one, and the host port is served last,
+// takes over the bridge's own); egress re-tagging sends a private header
+// in front of the shared payload. So a forwarded frame, flooded to any number of ports and the
 // router's stack or not, costs one copy, and a dropped frame none. A
 // re-tagged frame for a NIC that cannot gather, or for the host port, gets
 // a flat copy of its own instead. gVisor parses a frame in place when it
@@ -80,27 +80,31 @@ type Link interface {
 // so that every keeper of one frame shares one copy.
 type keeper interface {
 	Link
-	// keep sends hdr ++ x.frame[rest:], or x.frame unchanged if hdr is
-	// nil. hdr is only valid during the call. A keeper that holds on to
-	// the frame takes a reference to x.view() and must not write to it.
-	keep(x *ingress, hdr []byte, rest int) bool
+	// keep sends hdr ++ frame[rest:], or frame unchanged if hdr is nil.
+	// frame is the ingress frame, borrowed from Input's caller; hdr is
+	// only valid during the call. A keeper that holds on to the frame
+	// takes a reference to x.view(frame), or, if x.last (no port gets the
+	// frame after it), takes over the bridge's with x.take(frame); it
+	// must not write to the buffer.
+	keep(x *ingress, frame, hdr []byte, rest int) bool
 }
 
-// ingress is the frame one Input call bridges, as the keepers see it. It
+// ingress is the shared copy of the frame one Input call bridges. It
 // lives in the ingress port (Input is serialised per port), so bridging
-// allocates nothing of its own.
+// allocates nothing of its own, and it stays empty, costing nothing, for
+// a frame no keeper needs.
 type ingress struct {
-	frame []byte       // borrowed from Input's caller
-	v     *buffer.View // frame in a shared buffer; nil until a keeper needs it
-	own   bool         // v is the bridge's copy, released when Input returns
+	v    *buffer.View // the frame in a shared buffer; nil until a keeper needs it
+	own  bool         // v is the bridge's copy, released when Input returns
+	last bool         // set before each send: no port gets the frame after this one
 }
 
-// view returns the frame in a refcounted buffer keepers take references
-// to, copying it the first time a keeper needs it: the one copy a
-// forwarded frame costs.
-func (x *ingress) view() *buffer.View {
+// view returns frame in a refcounted buffer keepers take references to,
+// copying it the first time a keeper needs it: the one copy a forwarded
+// frame costs.
+func (x *ingress) view(frame []byte) *buffer.View {
 	if x.v == nil {
-		x.v = copyView(x.frame, nil)
+		x.v = copyFrame(frame)
 		x.own = true
 	}
 	return x.v
@@ -109,30 +113,41 @@ func (x *ingress) view() *buffer.View {
 // take returns a reference to the frame's copy for a keeper that is the
 // last to see the frame: the bridge's own reference if it holds one (no
 // copy, no new reference), a new reference to the caller's buffer
-// (InputView), or a fresh copy if no keeper needed one before. A buffer
-// whose only reference its holder has is one gVisor parses in place; with
-// others reading it too, gVisor copies the headers it parses
-// (copy-on-write), so the last keeper taking over the bridge's reference
-// saves the stack a copy whenever the other ports are done with the frame.
-func (x *ingress) take() *buffer.View {
+// (InputView), or a fresh copy if no keeper needed one before. It saves
+// a reference per frame, and more for the stack: a buffer whose only
+// reference its holder has is one gVisor parses in place, while with
+// others reading it too gVisor copies the headers it parses
+// (copy-on-write); with the bridge's reference handed over, the stack's
+// is the only one once the other ports are done with the frame.
+func (x *ingress) take(frame []byte) *buffer.View {
+	v := x.v
 	switch {
-	case x.v == nil:
-		return copyView(x.frame, nil)
+	case v == nil:
+		v = copyFrame(frame)
 	case x.own:
-		v := x.v
 		x.v, x.own = nil, false
-		return v
 	default:
-		return x.v.Clone()
+		v = v.Clone()
+	}
+	return v
+}
+
+// done drops the bridge's own reference once Input has sent the frame
+// (a frame that is dropped has no copy).
+func (x *ingress) done() {
+	if x.v != nil {
+		if x.own {
+			x.v.Release()
+		}
+		x.v, x.own = nil, false
 	}
 }
 
-// done drops the bridge's own reference at the end of Input.
-func (x *ingress) done() {
-	if x.own {
-		x.v.Release()
-	}
-	*x = ingress{}
+// copyFrame returns a fresh pooled buffer holding f.
+func copyFrame(f []byte) *buffer.View {
+	v := buffer.NewViewSize(len(f))
+	copy(v.AsSlice(), f) // fresh and unshared: safe to fill in place
+	return v
 }
 
 // copyView returns a fresh pooled buffer holding hdr ++ payload.
@@ -489,9 +504,9 @@ func (b *Bridge) InputView(in int, v *buffer.View) {
 		return
 	}
 	p := b.ports[in]
-	p.rx = ingress{frame: v.AsSlice(), v: v}
-	b.input(in, p, p.rx.frame)
-	p.rx.done()
+	p.rx.v = v
+	b.Input(in, v.AsSlice())
+	p.rx.v = nil // dropped frames leave it set
 }
 
 // Input bridges one frame received on port in. The frame is borrowed: it
@@ -504,12 +519,6 @@ func (b *Bridge) Input(in int, frame []byte) {
 		return
 	}
 	p := b.ports[in]
-	p.rx.frame = frame
-	b.input(in, p, frame)
-	p.rx.done()
-}
-
-func (b *Bridge) input(in int, p *port, frame []byte) {
 	f, r, ok := Parse(frame, b.mtu)
 	if !ok {
 		b.drop(r)
@@ -559,7 +568,9 @@ func (b *Bridge) input(in int, p *port, frame []byte) {
 			b.drop(ReasonLinkLocal)
 			return
 		}
+		p.rx.last = true
 		b.send(t, host, vid, &f, frame, p)
+		p.rx.done()
 		return
 	case toHost:
 		if host < 0 || t.members[vid]&(uint64(1)<<host) == 0 {
@@ -575,7 +586,9 @@ func (b *Bridge) input(in int, p *port, frame []byte) {
 			return
 		}
 		p.stats.Forwarded.Add(1)
+		p.rx.last = true
 		b.send(t, host, vid, &f, frame, p)
+		p.rx.done()
 		return
 	case known:
 		if out == in {
@@ -585,7 +598,9 @@ func (b *Bridge) input(in int, p *port, frame []byte) {
 		ob := uint64(1) << out
 		if t.members[vid]&ob != 0 && up&ob != 0 {
 			p.stats.Forwarded.Add(1)
+			p.rx.last = true
 			b.send(t, out, vid, &f, frame, p)
+			p.rx.done()
 			return
 		}
 		// Learned port left the VLAN or went down: flood instead.
@@ -596,23 +611,29 @@ func (b *Bridge) input(in int, p *port, frame []byte) {
 	}
 	mask := t.members[vid] & up &^ bit
 	p.stats.Flooded.Add(1)
-	var hostBit uint64
-	if host >= 0 {
-		hostBit = uint64(1) << host
+	// The host port last, taking over the bridge's reference: its stack
+	// parses the frame in place if the ports before it are done with the
+	// shared copy (see ingress.take). (A negative host shifts the bit
+	// out: no host port.)
+	hb := mask & (uint64(1) << uint(host))
+	mask &^= hb
+	p.rx.last = false
+	for mask != 0 {
+		o := bits.TrailingZeros64(mask)
+		mask &= mask - 1
+		b.send(t, o, vid, &f, frame, p)
 	}
-	for m := mask &^ hostBit; m != 0; m &= m - 1 {
-		b.send(t, bits.TrailingZeros64(m), vid, &f, frame, p)
-	}
-	if mask&hostBit != 0 {
-		// Last: the host port takes over the bridge's reference to the
-		// shared copy (see hostLink.keep).
+	if hb != 0 {
+		p.rx.last = true
 		b.send(t, host, vid, &f, frame, p)
 	}
+	p.rx.done()
 }
 
 // send emits frame on port o in VLAN vid, tagging or untagging as o's
 // membership requires. in is the ingress port, whose scratch header is
-// free to use (Input is serialised per ingress port).
+// free to use (Input is serialised per ingress port), and whose rx.last
+// the caller has set.
 func (b *Bridge) send(t *vlanTable, o int, vid uint16, f *Frame, frame []byte, in *port) {
 	q := b.ports[o]
 	var hdr []byte
@@ -634,9 +655,9 @@ func (b *Bridge) send(t *vlanTable, o int, vid uint16, f *Frame, frame []byte, i
 	case q.keeper == nil:
 		sent = q.link.Send(hdr, payload)
 	case len(hdr) == f.Rest && &hdr[0] == &frame[0]:
-		sent = q.keeper.keep(&in.rx, nil, 0) // leaves unchanged
+		sent = q.keeper.keep(&in.rx, frame, nil, 0) // leaves unchanged
 	default:
-		sent = q.keeper.keep(&in.rx, hdr, f.Rest)
+		sent = q.keeper.keep(&in.rx, frame, hdr, f.Rest)
 	}
 	if sent {
 		q.stats.TxFrames.Add(1)

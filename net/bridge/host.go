@@ -155,16 +155,17 @@ func (l hostLink) Send(hdr, payload []byte) bool {
 }
 
 // keep implements keeper. The host port is the last port a frame is sent
-// to (Input sees to it), so it may take over the bridge's reference.
-func (l hostLink) keep(x *ingress, hdr []byte, rest int) bool {
-	return l.deliver(x, hdr, x.frame[rest:])
+// to (Input sees to it), so it takes over the bridge's reference.
+func (l hostLink) keep(x *ingress, frame, hdr []byte, rest int) bool {
+	return l.deliver(x, hdr, frame[rest:])
 }
 
 // deliver hands the host's handler the frame hdr ++ payload: when x is
-// given and hdr is nil, the frame is x.frame, which a ViewHandler gets by
-// reference to the bridge's copy (ingress.take) and any other handler
-// borrows; otherwise it is a copy of its own, or flattened into the
-// port's buffer for a borrowing handler.
+// given and hdr is nil, the frame is payload, the ingress frame, which a
+// ViewHandler gets by reference to the bridge's copy (taking over the
+// bridge's reference if x.last) and any other handler borrows; otherwise it
+// is a copy of its own, or flattened into the port's buffer for a
+// borrowing handler.
 func (l hostLink) deliver(x *ingress, hdr, payload []byte) bool {
 	n := l.n
 	if len(hdr)+len(payload) > gnet.RxBufSize {
@@ -176,10 +177,12 @@ func (l hostLink) deliver(x *ingress, hdr, payload []byte) bool {
 	case n.h == nil:
 		n.RxNoHandler.Add(1)
 		return false
+	case hdr == nil && x != nil && n.vh != nil && x.last:
+		n.vh.ReceiveView(x.take(payload))
 	case hdr == nil && x != nil && n.vh != nil:
-		n.vh.ReceiveView(x.take())
+		n.vh.ReceiveView(x.view(payload).Clone())
 	case hdr == nil && x != nil:
-		n.h.Receive(x.frame)
+		n.h.Receive(payload)
 	case n.vh != nil:
 		n.vh.ReceiveView(copyView(hdr, payload))
 	default:

@@ -69,12 +69,21 @@ func (np *nicPort) Send(hdr, payload []byte) bool {
 }
 
 // keep implements keeper: the TxBuf shares the ingress copy.
-func (np *nicPort) keep(x *ingress, hdr []byte, rest int) bool {
+func (np *nicPort) keep(x *ingress, frame, hdr []byte, rest int) bool {
 	if hdr != nil && !np.gather {
-		return np.Send(hdr, x.frame[rest:])
+		return np.Send(hdr, frame[rest:])
 	}
 	t := txFramePool.Get().(*txFrame)
-	t.v = x.view().Clone()
+	switch {
+	case x.last && x.v == nil:
+		// The frame's only keeper: the one copy is this TxBuf's.
+		t.v = buffer.NewViewSize(len(frame))
+		copy(t.v.AsSlice(), frame) // fresh and unshared
+	case x.last:
+		t.v = x.take(frame)
+	default:
+		t.v = x.view(frame).Clone()
+	}
 	if hdr == nil {
 		t.segs[0], t.nseg = t.v.AsSlice(), 1
 	} else {
