@@ -75,11 +75,11 @@ func (np *nicPort) keep(x *ingress, frame, hdr []byte, rest int) bool {
 	}
 	t := txFramePool.Get().(*txFrame)
 	switch {
-	case x.last && x.v == nil:
+	case x.v == nil && x.last:
 		// The frame's only keeper: the one copy is this TxBuf's.
 		t.v = buffer.NewViewSize(len(frame))
 		copy(t.v.AsSlice(), frame) // fresh and unshared
-	case x.last:
+	case x.own && x.last:
 		t.v = x.take(frame)
 	default:
 		t.v = x.view(frame).Clone()
