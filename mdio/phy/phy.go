@@ -130,10 +130,6 @@ type PHY struct {
 	sm      machine
 	link    Link
 	gigabit bool
-
-	// unlockedPasses is the deliberately wrong variant for the hazard
-	// test: passes run without the lock.
-	unlockedPasses bool
 }
 
 // New probes the PHY at addr on bus: an ID of all ones or all zeros means
@@ -275,23 +271,6 @@ func (p *PHY) Restarts() int {
 // Poll runs one pass of the link state machine and returns the link and
 // whether it changed since the previous pass.
 func (p *PHY) Poll() (Link, bool, error) {
-	if p.unlockedPasses {
-		// Wrong on purpose: state is copied under the lock but the bus
-		// transactions of the pass run unlocked.
-		p.mu.Lock()
-		sm, gig := p.sm, p.gigabit
-		p.mu.Unlock()
-		l, err := p.pass(&sm, gig)
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		old := p.link
-		p.sm = sm
-		if err != nil {
-			return old, false, err
-		}
-		p.link = l
-		return l, l != old, nil
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	unlock := p.lockBus()
