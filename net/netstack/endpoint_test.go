@@ -363,18 +363,26 @@ func arpFrame() []byte {
 	return f
 }
 
-// TestReceiveCopiesOnce: a borrowed frame reaches gVisor in a buffer of
-// the Endpoint's (one copy), which keeps its bytes after the driver
-// reused its own buffer; Receive allocates nothing.
-func TestReceiveCopiesOnce(t *testing.T) {
+// recordingEndpoint is an Endpoint on a nictest NIC delivering to a
+// recordingDispatcher, closed when the test ends.
+func recordingEndpoint(t *testing.T) (*netstack.Endpoint, *recordingDispatcher) {
+	t.Helper()
 	n, _ := nictest.Pair(nictest.Config{MAC: macA}, nictest.Config{MAC: macB})
 	ep, err := netstack.NewEndpoint(n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d recordingDispatcher
-	ep.Attach(&d)
-	defer ep.Close()
+	d := &recordingDispatcher{}
+	ep.Attach(d)
+	t.Cleanup(ep.Close)
+	return ep, d
+}
+
+// TestReceiveCopiesOnce: a borrowed frame reaches gVisor in a buffer of
+// the Endpoint's (one copy), which keeps its bytes after the driver
+// reused its own buffer; Receive allocates nothing.
+func TestReceiveCopiesOnce(t *testing.T) {
+	ep, d := recordingEndpoint(t)
 	dma := arpFrame()
 	want := append([]byte(nil), dma...)
 	ep.Receive(dma)
@@ -401,14 +409,7 @@ func TestReceiveCopiesOnce(t *testing.T) {
 // TestReceiveViewIsZeroCopy: a frame handed over in a view (the bridge's
 // shared copy) is parsed by gVisor in that view's own memory.
 func TestReceiveViewIsZeroCopy(t *testing.T) {
-	n, _ := nictest.Pair(nictest.Config{MAC: macA}, nictest.Config{MAC: macB})
-	ep, err := netstack.NewEndpoint(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d recordingDispatcher
-	ep.Attach(&d)
-	defer ep.Close()
+	ep, d := recordingEndpoint(t)
 	v := buffer.NewViewWithData(arpFrame())
 	mem := &v.AsSlice()[0]
 	ep.ReceiveView(v)
