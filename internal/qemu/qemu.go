@@ -8,13 +8,15 @@
 //
 //   - -nodefaults: no VGA card (whose BIOS is vgabios-cirrus.bin), no default
 //     NIC, no monitor, parallel port, floppy or CD-ROM;
-//   - the on-board pcnet NIC is created explicitly with an empty romfile
-//     property, so QEMU does not look for its PXE ROM (efi-pcnet.rom);
+//   - the on-board pcnet NIC (and the WAN pcnet, if asked for) is created
+//     explicitly with an empty romfile property, so QEMU does not look for
+//     its PXE ROM (efi-pcnet.rom);
 //   - -kernel loads the ELF directly, so no boot BIOS is needed.
 package qemu
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"strconv"
 
@@ -32,6 +34,15 @@ const CPU = "24Kc"
 // instructions from run to run).
 var Deterministic = []string{"-icount", "shift=0,sleep=off", "-rtc", "clock=vm", "-seed", "1"}
 
+// WANSlot is the PCI slot of the WAN pcnet. On Malta it is the audio
+// slot, empty in QEMU, whose INTA is wired to PIIX4 PIRQC (QEMU 7.2
+// hw/isa/piix4.c pci_slot_get_pirq; Linux arch/mips/pci/fixup-malta.c),
+// routed at reset to i8259 line 11: not the on-board NIC's line 10
+// (slot 11, PIRQB), so each port has a line of its own. A second -nic
+// would land in the first free slot (1, whose INTA is PIRQA, line 10),
+// hence -device with an explicit address.
+const WANSlot = 12
+
 // Machine is one QEMU malta machine.
 type Machine struct {
 	// Board is a bootable board (image.Board.Bootable).
@@ -44,6 +55,17 @@ type Machine struct {
 	// (the model is always pcnet). Empty means QEMU user networking with
 	// the guest restricted from reaching anything outside it.
 	NIC string
+	// WAN, if not empty, adds a second pcnet, the board's WAN port, in
+	// PCI slot WANSlot, with this -netdev backend (same syntax as NIC:
+	// "user,restrict=on", "tap,ifname=…,script=no,downscript=no"). Empty
+	// means one NIC, and the command line is what it was before WAN
+	// existed.
+	WAN string
+	// WANMAC is the WAN pcnet's MAC address ("52:54:00:12:34:57"); empty
+	// leaves it to QEMU, which numbers default MACs in creation order:
+	// the on-board NIC, created with the machine, gets 52:54:00:12:34:56
+	// and the WAN one, created after it, 52:54:00:12:34:57.
+	WANMAC string
 	// Flash is a raw file backing the board's 4 MiB CFI flash; empty for
 	// none.
 	Flash string
@@ -70,6 +92,14 @@ func (m Machine) Args() []string {
 		// The malta board puts the first NIC, if it is a pcnet, in PCI
 		// slot 11 like the real board's on-board one.
 		"-global", "pcnet.romfile=", "-nic", nic + ",model=pcnet",
+	}
+	if m.WAN != "" {
+		// QEMU reads addr as hexadecimal slot[.function].
+		dev := fmt.Sprintf("pcnet,netdev=wan,romfile=,addr=%02x.0", WANSlot)
+		if m.WANMAC != "" {
+			dev += ",mac=" + m.WANMAC
+		}
+		args = append(args, "-netdev", m.WAN+",id=wan", "-device", dev)
 	}
 	if m.Flash != "" {
 		args = append(args, "-drive", "if=pflash,format=raw,file="+m.Flash)
