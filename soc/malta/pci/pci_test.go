@@ -322,3 +322,87 @@ func (o regionOrder) Write8(off uint32, v uint8)   { o.r.Write8(off, v) }
 func (o regionOrder) Write16(off uint32, v uint16) { panic("unused") }
 func (o regionOrder) Write32(off uint32, v uint32) { o.r.Write32(off, o.sw(v)) }
 func (o regionOrder) Barrier()                     { o.r.Barrier() }
+
+// twoNICBus is QEMU malta's bus 0 with the on-board pcnet and the WAN
+// pcnet internal/qemu adds in slot 0x0c (the monitor's info pci for that
+// command line): no VGA (-nodefaults), PIIX4 PIRQ routes at their reset
+// values (A, B to line 10, C, D to line 11; QEMU 7.2 hw/isa/piix4.c).
+func twoNICBus() bus {
+	pcnet := func() *fn {
+		return &fn{id: 0x20001022, classRev: 0x02000010, pin: 1, mask: [6]uint32{0: 0xffffffe1, 1: 0xffffffe0}}
+	}
+	return bus{
+		{0, 0, 0}:  {id: 0x462011ab, classRev: 0x06000010, pin: 1},
+		{0, 10, 0}: {id: 0x71108086, classRev: 0x06010000, header: 0x80, regs: map[uint8]uint32{0x60: 0x0b0b0a0a}},
+		{0, 10, 1}: {id: 0x71118086, classRev: 0x01018a01, mask: [6]uint32{4: 0xfffffff1}},
+		{0, 10, 2}: {id: 0x71128086, classRev: 0x0c030001, pin: 4, mask: [6]uint32{4: 0xffffffe1}},
+		{0, 10, 3}: {id: 0x71138086, classRev: 0x06800003, pin: 1},
+		{0, 11, 0}: pcnet(),
+		{0, 12, 0}: pcnet(),
+	}
+}
+
+// TestTwoPcnets enumerates the two-NIC bus through the GT model on both
+// byte orders: both pcnets are found with I/O and memory BARs of their
+// own, decoding enabled, and distinct i8259 lines (slot 11: PIRQB, line
+// 10; slot 12: PIRQC, line 11), written to their interrupt line
+// registers.
+func TestTwoPcnets(t *testing.T) {
+	for _, be := range []bool{false, true} {
+		b := twoNICBus()
+		sys := hwsim.New(hwsim.Config{Seed: 1, BigEndianCPU: be})
+		regs := sys.Bus.Map("gt", GTSize, &gtModel{be: be, bus: b})
+		gt := NewGT(regionOrder{regs, barrier.LittleEndian, be}, regionOrder{regs, barrier.Native, be})
+		devs, errs := Scan(gt)
+		if len(errs) != 0 || len(devs) != 7 {
+			t.Fatalf("be=%v: %d devices, %v", be, len(devs), errs)
+		}
+		if err := Assign(gt, devs); err != nil {
+			t.Fatal(err)
+		}
+		var nics []*Device
+		for _, d := range devs {
+			if d.Vendor == 0x1022 && d.Device == 0x2000 {
+				nics = append(nics, d)
+			}
+		}
+		if len(nics) != 2 {
+			t.Fatalf("be=%v: %d pcnets", be, len(nics))
+		}
+		lan, wan := nics[0], nics[1]
+		if lan.Addr != (Addr{0, 11, 0}) || lan.IRQ != 10 || wan.Addr != (Addr{0, 12, 0}) || wan.IRQ != 11 {
+			t.Fatalf("be=%v: lan %v, wan %v", be, lan, wan)
+		}
+		for _, d := range nics {
+			f := b[d.Addr]
+			if d.BAR[0].Kind != BARIO || d.BAR[1].Kind != BARMem32 || f.cmd != CmdIO|CmdMemory ||
+				f.bar[0] != uint32(d.BAR[0].Addr)|1 || f.bar[1] != uint32(d.BAR[1].Addr) || f.intr != uint32(d.IRQ) {
+				t.Fatalf("be=%v: %v: BARs %#x %#x cmd %#x line %d", be, d, f.bar[0], f.bar[1], f.cmd, f.intr)
+			}
+		}
+		if lan.BAR[0].Addr == wan.BAR[0].Addr || lan.BAR[1].Addr == wan.BAR[1].Addr {
+			t.Fatalf("be=%v: pcnets share a window: %v, %v", be, lan, wan)
+		}
+		SetMaster(gt, wan.Addr)
+		if b[wan.Addr].cmd != 7 || b[lan.Addr].cmd != 3 {
+			t.Fatalf("be=%v: SetMaster(wan): wan cmd %#x, lan cmd %#x", be, b[wan.Addr].cmd, b[lan.Addr].cmd)
+		}
+	}
+}
+
+// TestSharedLineSlot: a pcnet put in PCI slot 2 of the Malta board
+// (device 19) drives PIRQB like the on-board one, so both get line 10.
+func TestSharedLineSlot(t *testing.T) {
+	b := twoNICBus()
+	b[Addr{0, 19, 0}], b[Addr{0, 12, 0}] = b[Addr{0, 12, 0}], nil
+	delete(b, Addr{0, 12, 0})
+	devs, errs := Scan(b)
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	for _, d := range devs {
+		if (d.Dev == 11 || d.Dev == 19) && d.IRQ != 10 {
+			t.Fatalf("%v: irq %d, want 10", d, d.IRQ)
+		}
+	}
+}
