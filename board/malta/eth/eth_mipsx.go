@@ -3,6 +3,7 @@
 package eth
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -15,77 +16,173 @@ import (
 	"github.com/gowrt/gowrt/soc/malta/pci"
 )
 
-// The on-board NIC: QEMU malta's default pcnet in slot 11, an AMD PCnet-PCI
-// II (hw/mips/malta.c, hw/net/pcnet-pci.c).
+// The NICs: AMD PCnet-PCI II, QEMU malta's default NIC model
+// (hw/mips/malta.c, hw/net/pcnet-pci.c). The on-board one sits in slot 11
+// like the real board's; internal/qemu puts the WAN one in slot 12.
 const (
 	pcnetVendor = 0x1022
 	pcnetDevice = 0x2000
+	lanSlot     = 11
 )
+
+// ErrNoWAN is WAN's error when the bus has no second pcnet (QEMU started
+// without internal/qemu's Machine.WAN).
+var ErrNoWAN = errors.New("malta: no second pcnet on PCI for the WAN port")
+
+// port is one brought-up pcnet.
+type port struct {
+	nic *pcnet.NIC
+	dev *pci.Device
+}
 
 var (
-	lanOnce sync.Once
-	lanNIC  *pcnet.NIC
-	lanDev  *pci.Device
-	lanErr  error
+	upOnce   sync.Once
+	lan, wan port
+	lanErr   error
+	wanErr   error
 )
 
-// LAN brings up the on-board pcnet, once: PCI enumeration, bus mastering,
-// DMA memory from the kernel, its interrupt handler on its i8259 line. It is promiscuous because the
-// router puts it in a bridge.
+// LAN brings up the board's pcnets, once, and returns the LAN one: the
+// on-board NIC in slot 11 (or, without one there, the first pcnet found).
 func LAN() (*pcnet.NIC, *pci.Device, error) {
-	lanOnce.Do(func() {
-		gt, devs, err := malta.PCI()
-		if err != nil {
-			lanErr = err
-			return
-		}
-		for _, d := range devs {
-			if d.Vendor == pcnetVendor && d.Device == pcnetDevice {
+	upOnce.Do(bringUp)
+	return lan.nic, lan.dev, lanErr
+}
+
+// WAN brings up the board's pcnets, once, and returns the WAN one: the
+// first pcnet other than LAN's. Its error is ErrNoWAN if there is none,
+// and LAN's error if LAN failed.
+func WAN() (*pcnet.NIC, *pci.Device, error) {
+	upOnce.Do(bringUp)
+	return wan.nic, wan.dev, wanErr
+}
+
+// bringUp finds the pcnets, starts the drivers and connects their
+// interrupt handlers.
+func bringUp() {
+	gt, devs, err := malta.PCI()
+	if err != nil {
+		lanErr, wanErr = err, err
+		return
+	}
+	var lanDev, wanDev *pci.Device
+	var nics []*pci.Device
+	for _, d := range devs {
+		if d.Vendor == pcnetVendor && d.Device == pcnetDevice {
+			nics = append(nics, d)
+			if d.Dev == lanSlot && lanDev == nil {
 				lanDev = d
 			}
 		}
-		if lanDev == nil || lanDev.BAR[0].Kind != pci.BARIO || lanDev.IRQ < 0 {
-			lanErr = fmt.Errorf("malta: no pcnet with an I/O BAR and an IRQ on PCI (QEMU -nic none?)")
-			return
+	}
+	if lanDev == nil && len(nics) > 0 {
+		lanDev = nics[0]
+	}
+	for _, d := range nics {
+		if d != lanDev {
+			wanDev = d
+			break
 		}
-		pci.SetMaster(gt, lanDev.Addr)
-		regs, err := malta.IOSpace("pcnet", lanDev.BAR[0].Addr, pcnet.RegSize)
-		if err != nil {
-			lanErr = err
-			return
+	}
+	if lanDev == nil {
+		lanErr = errors.New("malta: no pcnet on PCI (QEMU -nic none?)")
+		wanErr = lanErr
+		return
+	}
+	plat, err := mipsdma.New(kernel.DMA)
+	if err != nil {
+		lanErr, wanErr = err, err
+		return
+	}
+	lan.dev = lanDev
+	if lan.nic, lanErr = start(gt, plat, lanDev, "pcnet-lan"); lanErr != nil {
+		wanErr = lanErr
+		return
+	}
+	started := []port{lan}
+	wanErr = ErrNoWAN
+	if wanDev != nil {
+		wan.dev = wanDev
+		if wan.nic, wanErr = start(gt, plat, wanDev, "pcnet-wan"); wanErr == nil {
+			started = append(started, wan)
 		}
-		plat, err := mipsdma.New(kernel.DMA)
-		if err != nil {
-			lanErr = err
-			return
-		}
-		nic, err := pcnet.New(pcnet.Config{Regs: regs, DMA: plat, RxRing: 256, TxRing: 64, Promiscuous: true})
-		if err != nil {
-			lanErr = err
-			return
-		}
-		// The board connects the driver's interrupt handler: PCI INTx is
-		// level-triggered (PCI Local Bus Specification 2.3, 2.2.6), so
-		// the i8259 line is set to level first (PIIX4 ELCR).
-		disp := malta.NewDispatcher()
-		if err := disp.Controller().SetTrigger(lanDev.IRQ, intr.Level); err != nil {
-			lanErr = fmt.Errorf("malta: pcnet line %d: %w", lanDev.IRQ, err)
-			return
-		}
-		if err := disp.Register(lanDev.IRQ, "pcnet", nic.Interrupt); err != nil {
-			lanErr = fmt.Errorf("malta: pcnet line %d: %w", lanDev.IRQ, err)
-			return
-		}
-		lanNIC = nic
-	})
-	return lanNIC, lanDev, lanErr
+	}
+	if err := connectInterrupts(started); err != nil {
+		lan.nic, wan.nic = nil, nil
+		lanErr, wanErr = err, err
+	}
 }
 
-// Ports implements board.Board.
+// start enables bus mastering for d and starts the driver on its I/O BAR.
+// It is promiscuous because the router puts LAN ports in a bridge (and
+// counts every frame on the WAN port).
+func start(gt pci.Config, plat *mipsdma.Platform, d *pci.Device, name string) (*pcnet.NIC, error) {
+	if d.BAR[0].Kind != pci.BARIO || d.IRQ < 0 {
+		return nil, fmt.Errorf("malta: pcnet %v has no I/O BAR or no IRQ: %v", d.Addr, d)
+	}
+	pci.SetMaster(gt, d.Addr)
+	regs, err := malta.IOSpace(name, d.BAR[0].Addr, pcnet.RegSize)
+	if err != nil {
+		return nil, err
+	}
+	nic, err := pcnet.New(pcnet.Config{Regs: regs, DMA: plat, RxRing: 256, TxRing: 64, Promiscuous: true})
+	if err != nil {
+		return nil, fmt.Errorf("malta: pcnet %v: %w", d.Addr, err)
+	}
+	return nic, nil
+}
+
+// connectInterrupts registers one handler per i8259 line. PCI INTx is
+// level-triggered and may be shared (PCI Local Bus Specification 2.3,
+// 2.2.6), so each line is set to level first (PIIX4 ELCR), and the handler
+// of a line that several NICs drive (a pcnet in a slot routed like slot
+// 11) services each of them: a pcnet with no cause pending returns at
+// once, and a NIC still asserting the line after the handler makes it fire
+// again when it is unmasked.
+func connectInterrupts(ports []port) error {
+	disp := malta.NewDispatcher()
+	byLine := map[int][]*pcnet.NIC{}
+	var lines []int
+	for _, p := range ports {
+		if byLine[p.dev.IRQ] == nil {
+			lines = append(lines, p.dev.IRQ)
+		}
+		byLine[p.dev.IRQ] = append(byLine[p.dev.IRQ], p.nic)
+	}
+	for _, ln := range lines {
+		nics := byLine[ln]
+		if err := disp.Controller().SetTrigger(ln, intr.Level); err != nil {
+			return fmt.Errorf("malta: pcnet line %d: %w", ln, err)
+		}
+		h := nics[0].Interrupt
+		if len(nics) > 1 {
+			h = func() {
+				for _, n := range nics {
+					n.Interrupt()
+				}
+			}
+		}
+		if err := disp.Register(ln, "pcnet", h); err != nil {
+			return fmt.Errorf("malta: pcnet line %d: %w", ln, err)
+		}
+	}
+	return nil
+}
+
+// Ports implements board.Board: "lan", and "wan" if a second pcnet is on
+// the bus.
 func (Board) Ports() ([]board.Port, error) {
 	nic, _, err := LAN()
 	if err != nil {
 		return nil, err
 	}
-	return []board.Port{{Name: "lan", Role: board.LAN, NIC: nic}}, nil
+	ports := []board.Port{{Name: "lan", Role: board.LAN, NIC: nic}}
+	wnic, _, err := WAN()
+	switch {
+	case err == nil:
+		ports = append(ports, board.Port{Name: "wan", Role: board.WAN, NIC: wnic})
+	case !errors.Is(err, ErrNoWAN):
+		return nil, err
+	}
+	return ports, nil
 }

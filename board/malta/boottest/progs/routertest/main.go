@@ -1,6 +1,7 @@
 // Command routertest runs gowrt's router (net/router: br-lan at
 // 192.168.1.1/24, ICMP, the status page) on whatever board is linked in; on
-// MIPS that is QEMU malta through board/malta/eth, plus the TCP sink and
+// MIPS that is QEMU malta through board/malta/eth (its "wan" port, when
+// QEMU has a second pcnet, becomes the router's WAN port), plus the TCP sink and
 // source of internal/xfer for bulk transfers. It is what
 // examples/router does, kept here so the malta boot test does not depend on
 // that example. It runs until the board is reset (the test kills QEMU).
@@ -38,7 +39,12 @@ func main() {
 	}
 	cfg := router.Config{Board: b.Name()}
 	for _, p := range ports {
-		cfg.LAN = append(cfg.LAN, router.Port{Name: p.Name, NIC: p.NIC})
+		rp := router.Port{Name: p.Name, NIC: p.NIC}
+		if p.Role == board.WAN && cfg.WAN == nil {
+			cfg.WAN = &rp
+		} else {
+			cfg.LAN = append(cfg.LAN, rp)
+		}
 	}
 	r, err := router.New(cfg)
 	if err != nil {
@@ -49,6 +55,9 @@ func main() {
 	}
 	st := r.Status()
 	fmt.Printf("router: board %s, LAN up at %s after %d ms in main\n", st.Board, st.LANAddr, time.Since(start).Milliseconds())
+	for _, p := range st.Ports {
+		fmt.Printf("router: port %s %s %s\n", p.Name, p.Role, p.MAC)
+	}
 	// Firmware services for bulk TCP tests: a sink and a source (xfer).
 	logf := func(f string, a ...any) { fmt.Printf(f+"\n", a...) }
 	for _, svc := range []struct {
