@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +77,10 @@ func TestUserNetForward(t *testing.T) {
 	up := strings.Index(out, "router: board malta, LAN up")
 	if announce < 0 || up < 0 || announce < up {
 		t.Errorf("the page's address is not announced after the router came up (announce at %d, LAN up at %d):\n%s", announce, up, out)
+	}
+	// The second pcnet, on its own restricted user network, is the
+	// router's WAN port.
+	if !regexp.MustCompile(`(?m)^router: port wan +wan 52:54:00:12:34:57`).MatchString(out) {
+		t.Errorf("no WAN port on malta:\n%s", out)
 	}
 }

@@ -66,7 +66,9 @@ Flags of run:
   -fwd PORT         malta: put the on-board pcnet on QEMU's user network as
                     192.168.1.0/24 and forward 127.0.0.1:PORT to TCP port 80
                     of 192.168.1.1 (the router's status page; only port 80
-                    is forwarded); needs no root
+                    is forwarded); needs no root. Either way malta's
+                    second pcnet, the WAN port, is on a restricted user
+                    network of its own (10.0.2.0/24)
 
 Flags of build:
   -board BOARD      a bare-metal board (default malta-be)

@@ -79,7 +79,7 @@ func runMalta(r maltaRun) (int, error) {
 		}
 		return 1, err
 	}
-	m := qemu.Machine{Board: r.board, Kernel: img, MemMiB: r.memMiB, Append: r.append}
+	m := qemu.Machine{Board: r.board, Kernel: img, MemMiB: r.memMiB, Append: r.append, WAN: wanNet}
 	if r.fwdPort > 0 {
 		if err := portFree(r.fwdPort); err != nil {
 			return 1, err
@@ -124,6 +124,12 @@ func runMalta(r maltaRun) (int, error) {
 	}
 	return code, nil
 }
+
+// wanNet is the backend of malta's second pcnet, the router's WAN port:
+// a QEMU user network of its own (10.0.2.0/24, with QEMU's DHCP server at
+// 10.0.2.2), restricted so that nothing the firmware sends on WAN leaves
+// QEMU. Firmware that does not use the port never touches the NIC.
+const wanNet = "user,restrict=on"
 
 // userNetForward is the -nic backend that puts malta's pcnet on QEMU's
 // user-mode network, numbered like the router's LAN (the host side is
