@@ -27,6 +27,10 @@ deps=(
 	iputils-ping:ping                              # end-to-end tests
 	curl:curl
 	iperf3:iperf3
+	isc-dhcp-client:dhclient # LAN clients of the router's DHCP server
+	dnsmasq-base:dnsmasq     # the ISP on the router's WAN (DHCP, DNS)
+	bind9-dnsutils:dig       # DNS queries to the router's forwarder
+	traceroute:traceroute    # ICMP errors through NAT
 	procps:sysctl    # the broadcast-storm test
 	coreutils:sha256sum
 )

@@ -12,6 +12,7 @@ package netns
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -169,4 +170,21 @@ func (n *NS) Adopt(t testing.TB, link, addr string) {
 		n.Must(t, "ip", "addr", "add", addr, "dev", link)
 	}
 	n.Must(t, "ip", "link", "set", link, "up")
+}
+
+// Start runs a command inside the namespace in the background, its output
+// going to log (nil: discarded), and kills it when the test ends.
+func (n *NS) Start(t testing.TB, log io.Writer, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("ip", append([]string{"netns", "exec", n.Name}, args...)...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("in %s: %s: %v", n.Name, strings.Join(args, " "), err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return cmd
 }

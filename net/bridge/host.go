@@ -138,10 +138,24 @@ func (n *HostNIC) Transmit(tb gnet.TxBuf) error {
 		k += copy(b[k:], s)
 	}
 	tb.Release()
+	err := n.TransmitView(v)
+	v.Release()
+	return err
+}
+
+// TransmitView sends the frame in v into the bridge from the host port
+// without copying it: egress NIC ports share v, each taking its own
+// reference. The caller keeps its reference and releases it as usual,
+// and must not write to the buffer afterwards (ports may still be
+// transmitting from it). The router's forwarding layer sends the packets
+// it routes onto br-lan this way.
+func (n *HostNIC) TransmitView(v *buffer.View) error {
+	if v.Size() > gnet.RxBufSize || v.Size() == 0 {
+		return errors.New("bridge: frame empty or larger than a bridge buffer")
+	}
 	n.txMu.Lock()
 	n.b.InputView(n.port, v)
 	n.txMu.Unlock()
-	v.Release()
 	return nil
 }
 
