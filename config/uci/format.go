@@ -102,7 +102,7 @@ func (f *File) check() error {
 	return nil
 }
 
-// quote single-quotes a value; a single quote inside becomes '\'' (close,
+// quote single-quotes a value; a single quote inside becomes '\” (close,
 // escaped quote, reopen), as libuci's uci_escape writes it.
 func quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

@@ -34,7 +34,7 @@
 // the file and line: "firewall:12: option outside a section".
 //
 // Write (and File.String) produce the text `uci export` would: every name
-// and value single-quoted where needed, a single quote written as '\''.
+// and value single-quoted where needed, a single quote written as '\”.
 // Parsing the output gives back an equal File (Equal), comments and
 // layout aside: comments are not kept.
 package uci
