@@ -102,8 +102,8 @@ func (f *File) check() error {
 	return nil
 }
 
-// quote single-quotes a value; a single quote inside becomes '\” (close,
-// escaped quote, reopen), as libuci's uci_escape writes it.
+// quote single-quotes a value; a single quote inside closes the quotes,
+// is escaped and reopens them, as libuci's uci_escape writes it.
 func quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -33,10 +33,14 @@
 // input cannot exhaust memory; ParseLimits takes other limits. Errors name
 // the file and line: "firewall:12: option outside a section".
 //
-// Write (and File.String) produce the text `uci export` would: every name
-// and value single-quoted where needed, a single quote written as '\”.
-// Parsing the output gives back an equal File (Equal), comments and
-// layout aside: comments are not kept.
+// WriteTo (and File.String) produce the text `uci export` would: values
+// in single quotes, a single quote inside a value closing the quotes,
+// escaped, and reopening them:
+//
+//	option name 'it'\''s'
+//
+// Parsing the output gives back an equal File (Equal); comments and
+// layout are not kept.
 package uci
 
 import (
