@@ -250,10 +250,10 @@ type Config struct {
 	Warnings []string
 }
 
-// Zone returns the zone of that name, or nil.
+// Zone returns the enabled zone of that name, or nil.
 func (c *Config) Zone(name string) *Zone {
 	for i := range c.Zones {
-		if c.Zones[i].Name == name {
+		if c.Zones[i].Name == name && c.Zones[i].Enabled {
 			return &c.Zones[i]
 		}
 	}
