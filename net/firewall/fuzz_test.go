@@ -18,6 +18,9 @@ func FuzzLoad(f *testing.F) {
 	f.Add(zones + "config rule\n\toption src '*'\n\toption dest '*'\n\tlist src_ip '!10.0.0.0/8'\n\tlist src_ip 'fe80::/10'\n\toption proto 'icmp'\n\toption icmp_type '3/4 echo-request'\n\toption target 'REJECT'\n")
 	f.Add(zones + "config redirect\n\toption src 'wan'\n\toption src_dport '1000-2000'\n\toption dest_port '1000-2000'\n\toption dest_ip '192.168.1.9'\n")
 	f.Add(zones + "config forwarding\n\toption src '*'\n\toption dest 'lan'\nconfig defaults\n\toption synflood_rate '5/minute'\n")
+	for _, tc := range validationCases {
+		f.Add(zones + tc.text)
+	}
 	lim := uci.Limits{MaxBytes: 8192, MaxCommand: 1024, MaxSections: 32, MaxOptions: 32, MaxValues: 256}
 	packets := []*firewall.Packet{
 		tcp(wanIf, lanIf, wanHost, routerWAN, 22),

@@ -349,7 +349,7 @@ func (l *loader) loadDefaults(list []*uci.Section) {
 		d.Forward = sec.policy("forward", Drop)
 		d.DropInvalid = sec.boolean("drop_invalid", false)
 		d.SynFlood = sec.boolean("syn_flood", false)
-		if _, _, ok := sec.single("synflood_protect"); ok {
+		if s.Option("synflood_protect") != nil {
 			d.SynFlood = sec.boolean("synflood_protect", false)
 		}
 		if v, line, ok := sec.single("synflood_rate"); ok {
