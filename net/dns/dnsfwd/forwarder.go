@@ -460,8 +460,8 @@ type addrPortConn interface {
 }
 
 // ServeUDP answers queries arriving on pc until pc is closed, then waits
-// for its queries in flight and returns nil (or the read error that
-// stopped it). One goroutine reads and answers cache hits and local
+// for its queries in flight and returns nil (or the read error, other
+// than a timeout, that stopped it). One goroutine reads and answers cache hits and local
 // names; each query for an upstream runs in its own goroutine, at most
 // MaxInFlight at once.
 func (f *Forwarder) ServeUDP(pc net.PacketConn) error {
@@ -483,7 +483,7 @@ func (f *Forwarder) ServeUDP(pc net.PacketConn) error {
 			n, addr, err = pc.ReadFrom(buf)
 		}
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
+			if closed(err) {
 				return nil
 			}
 			var ne net.Error
@@ -517,6 +517,13 @@ func (f *Forwarder) ServeUDP(pc net.PacketConn) error {
 	}
 }
 
+// closed says whether a read error means the connection was closed:
+// net.ErrClosed from the host's sockets, io.EOF from gVisor's gonet
+// (its UDPConn reports a closed endpoint so).
+func closed(err error) bool {
+	return errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF)
+}
+
 // reply sends an answer; a failed send is the client's loss, as with
 // any datagram.
 func reply(pc net.PacketConn, apc addrPortConn, fast bool, ap netip.AddrPort, addr net.Addr, out []byte) {
@@ -535,8 +542,12 @@ func (q *query) clone() *query {
 	return c
 }
 
-// ServeTCP answers DNS over TCP (RFC 7766) on connections from l until l
-// is closed, then closes the connections still open and returns nil.
+// ServeTCP answers DNS over TCP (RFC 7766) on connections from l until
+// Accept fails other than by a timeout, then closes the connections
+// still open and returns: nil if Accept reported a closed listener
+// (net.ErrClosed, io.EOF), else its error. (gVisor's gonet TCPListener
+// reports its closing only as "endpoint is in invalid state"; that
+// error is returned.)
 // At most MaxTCPConns connections are open at once (a quarter of them
 // from one address); a connection idle for TCPIdleTimeout is closed.
 // Queries on one connection are answered in order.
@@ -567,7 +578,7 @@ func (f *Forwarder) ServeTCP(l net.Listener) error {
 	for {
 		c, err := ll.Accept()
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
+			if closed(err) {
 				return nil
 			}
 			var ne net.Error
