@@ -92,9 +92,9 @@ func parseAnswer(resp []byte, q *query, now time.Time) (upstreamAnswer, error) {
 		start := off
 		rr, next, ok := walkRR(resp, off)
 		if !ok {
-			if a.tc && i >= an {
-				// A truncated answer may stop anywhere; what we have is
-				// only used to decide on a TCP retry.
+			if a.tc {
+				// A truncated answer may stop anywhere; it is only used
+				// to decide on a TCP retry.
 				break
 			}
 			return a, errBadAnswer

@@ -279,9 +279,10 @@ func (f *Forwarder) handle(w *worker, in []byte, limit int) (out []byte, forward
 		f.c.local.Add(1)
 		return f.fit(out, in, q, limit), false
 	}
-	if e := f.cache.get(q.key, f.cfg.Now()); e != nil {
+	now := f.cfg.Now()
+	if e := f.cache.get(q.key, now); e != nil {
 		f.c.hits.Add(1)
-		out, tc := appendEntry(out, in, q, e, limit, f.cfg.Now())
+		out, tc := appendEntry(out, in, q, e, limit, now)
 		if tc {
 			f.c.truncated.Add(1)
 		}
