@@ -46,6 +46,7 @@ const (
 	sysTimerCreate     = 4257
 	sysTimerSettime    = 4258
 	sysTimerDelete     = 4261
+	sysClockSettime    = 4262
 	sysClockGettime    = 4263
 	sysClockGetres     = 4264
 	sysTgkill          = 4266
@@ -57,6 +58,7 @@ const (
 	sysPrlimit64       = 4338
 	sysGetrandom       = 4353
 	sysClockGettime64  = 4403
+	sysClockSettime64  = 4404
 	sysTimerSettime64  = 4409
 	sysFutexTime64     = 4422
 	sysEpollPwait2     = 4441
@@ -116,7 +118,7 @@ func Classify(nr uint32) (Disposition, uint32) {
 		sysClockGettime, sysClockGettime64, sysClockGetres, sysTgkill,
 		sysKill, sysGetrandom, sysGowrtInfo, sysGowrtIRQ,
 		sysGowrtIRQWait, sysGowrtIdleStats, sysGowrtCrash, sysGowrtDMAAlloc,
-		sysSetitimer, sysReboot:
+		sysSetitimer, sysReboot, sysClockSettime, sysClockSettime64:
 		return Handled, 0
 	case sysOpen, sysOpenat, sysStat64, sysLstat64:
 		// No file system: the runtime's cgroup and hugepage probes and

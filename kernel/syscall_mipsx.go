@@ -98,6 +98,9 @@ func (k *kstate) syscall(fr *frame) (fast, yield bool) {
 	case sysClockGettime, sysClockGettime64:
 		k.clockGettime(fr, a0, uintptr(a1), nr == sysClockGettime64)
 		return true, false
+	case sysClockSettime, sysClockSettime64:
+		k.clockSettime(fr, a0, uintptr(a1), nr == sysClockSettime64)
+		return true, false
 	case sysClockGetres:
 		if a1 != 0 {
 			k.uw32(uintptr(a1), 0)
@@ -290,7 +293,9 @@ func (k *kstate) clockGettime(fr *frame, clk uint32, ts uintptr, ts64 bool) {
 		return
 	}
 	if ts64 {
-		if !k.uw64(ts, uint64(sec)) || !k.uw32(ts+8, nsec) {
+		// struct __kernel_timespec: two 64-bit fields (Linux
+		// include/uapi/linux/time_types.h), so nsec is a 64-bit store.
+		if !k.uw64(ts, uint64(sec)) || !k.uw64(ts+8, uint64(nsec)) {
 			fail(fr, eFAULT)
 			return
 		}
@@ -298,6 +303,66 @@ func (k *kstate) clockGettime(fr *frame, clk uint32, ts uintptr, ts64 bool) {
 		fail(fr, eFAULT)
 		return
 	}
+	ok(fr, 0)
+}
+
+// ktimeSecMax is the largest settable second (Linux KTIME_SEC_MAX,
+// include/linux/time64.h: KTIME_MAX / NSEC_PER_SEC).
+const ktimeSecMax = (1<<63 - 1) / 1_000_000_000
+
+// clockSettime sets CLOCK_REALTIME, the only settable clock, the way
+// Linux's clock_settime does (kernel/time/posix-timers.c and
+// timekeeping.c): any other clock id is EINVAL before the timespec is
+// read, an unreadable timespec is EFAULT, a negative second or a
+// nanosecond outside [0, 1e9) is EINVAL, and so is a time earlier than
+// CLOCK_MONOTONIC (Linux refuses a wall-to-monotonic offset that would
+// turn positive). Only the offset wallSec/wallNsec changes: CLOCK_MONOTONIC,
+// every sleep and every armed timer run on Count and are not disturbed.
+// One CPU, interrupts off: the fast clock_gettime path in asm_mipsx.s
+// sees either the old or the new offset, never half of it.
+//
+//go:nosplit
+func (k *kstate) clockSettime(fr *frame, clk uint32, ts uintptr, ts64 bool) {
+	if clk != clockRealtime {
+		fail(fr, eINVAL)
+		return
+	}
+	var sec int64
+	var nsec uint32
+	var ok1, ok2 bool
+	if ts64 {
+		var s uint64
+		s, ok1 = k.ur64(ts)
+		sec = int64(s)
+		nsec, ok2 = k.ur32(ts + 8 + loOff)
+	} else {
+		var s uint32
+		s, ok1 = k.ur32(ts)
+		sec = int64(int32(s))
+		nsec, ok2 = k.ur32(ts + 4)
+	}
+	if !ok1 || !ok2 {
+		fail(fr, eFAULT)
+		return
+	}
+	if sec < 0 || sec >= ktimeSecMax || nsec >= 1_000_000_000 {
+		fail(fr, eINVAL)
+		return
+	}
+	msec, mnsec := k.mono()
+	wsec := sec - msec
+	var wnsec uint32
+	if nsec >= mnsec {
+		wnsec = nsec - mnsec
+	} else {
+		wnsec = nsec + 1_000_000_000 - mnsec
+		wsec--
+	}
+	if wsec < 0 {
+		fail(fr, eINVAL)
+		return
+	}
+	k.wallSec, k.wallNsec = wsec, wnsec
 	ok(fr, 0)
 }
 
@@ -312,7 +377,9 @@ func (k *kstate) tsToNs(ts uintptr, ts64 bool) int64 {
 		var s uint64
 		s, ok1 = k.ur64(ts)
 		sec = int64(s)
-		nsec, ok2 = k.ur32(ts + 8)
+		// The low word of the 64-bit tv_nsec; a 32-bit kernel drops the
+		// high word (Linux kernel/time/time.c, get_timespec64).
+		nsec, ok2 = k.ur32(ts + 8 + loOff)
 	} else {
 		var s uint32
 		s, ok1 = k.ur32(ts)
