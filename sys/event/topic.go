@@ -160,8 +160,18 @@ func (s *Sub[T]) deliver(v T) {
 func (s *Sub[T]) C() <-chan T { return s.ch }
 
 // Next waits for the next event. It returns ErrClosed after Close (once
-// the queued events are consumed) and ctx.Err() when ctx ends first.
+// the queued events are consumed) and ctx.Err() when ctx ends first; a
+// queued event is returned even if ctx has already ended.
 func (s *Sub[T]) Next(ctx context.Context) (T, error) {
+	select {
+	case v, ok := <-s.ch:
+		if !ok {
+			var zero T
+			return zero, ErrClosed
+		}
+		return v, nil
+	default:
+	}
 	select {
 	case v, ok := <-s.ch:
 		if !ok {
