@@ -15,8 +15,24 @@ import (
 const (
 	sysClockSettime   = 4262 // 32-bit timespec
 	sysClockSettime64 = 4404 // struct __kernel_timespec
+	sysClockAdjtime   = 4341 // 32-bit struct timex
 	clockRealtime     = 0
+
+	// clock_adjtime modes (Linux include/uapi/linux/timex.h).
+	adjSetoffset = 0x0100
+	adjNano      = 0x2000
 )
+
+// timex32 is the 32-bit struct timex of clock_adjtime (Linux
+// include/uapi/linux/timex.h): modes, eight longs and an int, the time
+// member, then fields this package does not use.
+type timex32 struct {
+	modes uint32
+	_     [8]int32 // offset, freq, maxerror, esterror, status, constant, precision, tolerance
+	sec   int32    // time.tv_sec
+	nsec  int32    // time.tv_usec, in ns with ADJ_NANO
+	_     [27]int32
+}
 
 // slewTick is how often a slew in progress moves the kernel clock: each
 // tick steps it by at most MaxSlewPPM of a tick (500 µs per second), a
@@ -26,7 +42,8 @@ const slewTick = time.Second
 // System is the firmware's wall clock: the kernel's CLOCK_REALTIME, which
 // the Go runtime's time.Now reads, so setting it moves every package's time.
 type System struct {
-	set    func(time.Time) error // sets CLOCK_REALTIME
+	set    func(time.Time) error     // sets CLOCK_REALTIME
+	adjust func(time.Duration) error // adds to CLOCK_REALTIME
 	synced atomic.Bool
 
 	mu      sync.Mutex
@@ -36,7 +53,28 @@ type System struct {
 }
 
 // NewSystem returns the kernel's wall clock.
-func NewSystem() *System { return &System{set: settime} }
+func NewSystem() *System { return &System{set: settime, adjust: adjust} }
+
+// adjust adds d to CLOCK_REALTIME in the kernel with
+// clock_adjtime(ADJ_SETOFFSET|ADJ_NANO), so no time is lost between a
+// read and a set; on a kernel without it (ENOSYS) it falls back to
+// clock_settime(now + d).
+func adjust(d time.Duration) error {
+	sec, nsec := int64(d/time.Second), int64(d%time.Second)
+	if nsec < 0 { // tv_usec must be in [0, 1e9): the sign goes to tv_sec
+		sec--
+		nsec += int64(time.Second)
+	}
+	tx := timex32{modes: adjSetoffset | adjNano, sec: int32(sec), nsec: int32(nsec)}
+	_, _, e := syscall.Syscall(sysClockAdjtime, clockRealtime, uintptr(unsafe.Pointer(&tx)), 0)
+	if e == syscall.ENOSYS {
+		return settime(time.Now().Add(d))
+	}
+	if e != 0 {
+		return &timeError{"clock_adjtime", e}
+	}
+	return nil
+}
 
 // settime sets CLOCK_REALTIME with clock_settime64, falling back to the
 // 32-bit clock_settime on a kernel older than Linux 5.1 (ENOSYS).
@@ -79,10 +117,10 @@ func (c *System) step(to time.Time, synced bool) error {
 func (c *System) Step(to time.Time) error { return c.step(to, true) }
 
 // Slew moves CLOCK_REALTIME by offset in steps of at most MaxSlewPPM of
-// slewTick each slewTick, replacing a slew in progress. The kernel has no
-// adjtime, so a slew is a series of tiny steps; each loses the few
-// microseconds between reading the clock and setting it, far below an
-// SNTP sample's own error.
+// slewTick each slewTick, replacing a slew in progress. The gowrt kernel
+// has no frequency discipline, so a slew is a series of tiny relative
+// steps (clock_adjtime ADJ_SETOFFSET), each too small for any timestamp
+// consumer to notice.
 func (c *System) Slew(offset time.Duration) error {
 	c.mu.Lock()
 	c.cancelSlewLocked()
@@ -118,7 +156,7 @@ func (c *System) tick(gen uint64) {
 	}
 	limit := slewTick / (1_000_000 / MaxSlewPPM)
 	d := max(-limit, min(limit, c.pending))
-	if err := c.set(time.Now().Add(d)); err != nil {
+	if err := c.adjust(d); err != nil {
 		c.pending, c.timer = 0, nil // a clock that cannot be set stops slewing
 		return
 	}
