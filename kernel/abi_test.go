@@ -6,7 +6,8 @@ import "testing"
 // and refused calls must carry an errno.
 func TestClassify(t *testing.T) {
 	for _, nr := range []uint32{sysClockGettime, sysFutexTime64, sysMmap, sysMunmap, sysMadvise, sysClone,
-		sysEpollPwait, sysEventfd2, sysRtSigaction, sysTgkill, sysGowrtInfo, sysGowrtIRQWait} {
+		sysEpollPwait, sysEventfd2, sysRtSigaction, sysTgkill, sysGowrtInfo, sysGowrtIRQWait,
+		sysClockSettime, sysClockSettime64, sysClockAdjtime, sysClockAdjtime64} {
 		if d, _ := Classify(nr); d != Handled {
 			t.Errorf("%d not handled", nr)
 		}

@@ -5,7 +5,8 @@
 // -T 0x80101000 -D 0xc0000000 -E github.com/gowrt/gowrt/kernel.Entry, see
 // internal/image), installs the exception vectors, and then services the Linux o32
 // system calls the unmodified Go runtime makes: threads (clone, futex),
-// time (clock_gettime, nanosleep, a tickless Compare timer), memory (mmap,
+// time (clock_gettime, nanosleep, a tickless Compare timer; clock_settime
+// and clock_adjtime ADJ_SETOFFSET set the wall clock), memory (mmap,
 // munmap, madvise over a page table with demand-zero paging), the netpoller's
 // epoll and eventfd, signals (faults become recoverable panics, SIGURG keeps
 // asynchronous preemption working) and the console.

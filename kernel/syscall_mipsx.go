@@ -98,6 +98,12 @@ func (k *kstate) syscall(fr *frame) (fast, yield bool) {
 	case sysClockGettime, sysClockGettime64:
 		k.clockGettime(fr, a0, uintptr(a1), nr == sysClockGettime64)
 		return true, false
+	case sysClockSettime, sysClockSettime64:
+		k.clockSettime(fr, a0, uintptr(a1), nr == sysClockSettime64)
+		return true, false
+	case sysClockAdjtime, sysClockAdjtime64:
+		k.clockAdjtime(fr, a0, uintptr(a1), nr == sysClockAdjtime64)
+		return true, false
 	case sysClockGetres:
 		if a1 != 0 {
 			k.uw32(uintptr(a1), 0)
@@ -290,7 +296,9 @@ func (k *kstate) clockGettime(fr *frame, clk uint32, ts uintptr, ts64 bool) {
 		return
 	}
 	if ts64 {
-		if !k.uw64(ts, uint64(sec)) || !k.uw32(ts+8, nsec) {
+		// struct __kernel_timespec: two 64-bit fields (Linux
+		// include/uapi/linux/time_types.h), so nsec is a 64-bit store.
+		if !k.uw64(ts, uint64(sec)) || !k.uw64(ts+8, uint64(nsec)) {
 			fail(fr, eFAULT)
 			return
 		}
@@ -299,6 +307,153 @@ func (k *kstate) clockGettime(fr *frame, clk uint32, ts uintptr, ts64 bool) {
 		return
 	}
 	ok(fr, 0)
+}
+
+// ktimeSecMax is the largest settable second (Linux KTIME_SEC_MAX,
+// include/linux/time64.h: KTIME_MAX / NSEC_PER_SEC).
+const ktimeSecMax = (1<<63 - 1) / 1_000_000_000
+
+// clockSettime sets CLOCK_REALTIME, the only settable clock, the way
+// Linux's clock_settime does (kernel/time/posix-timers.c and
+// timekeeping.c): any other clock id is EINVAL before the timespec is
+// read, an unreadable timespec is EFAULT, a negative second or a
+// nanosecond outside [0, 1e9) is EINVAL, and so is a time earlier than
+// CLOCK_MONOTONIC (Linux refuses a wall-to-monotonic offset that would
+// turn positive). Only the offset wallSec/wallNsec changes: CLOCK_MONOTONIC,
+// every sleep and every armed timer run on Count and are not disturbed.
+// One CPU, interrupts off: the fast clock_gettime path in asm_mipsx.s
+// sees either the old or the new offset, never half of it.
+//
+//go:nosplit
+func (k *kstate) clockSettime(fr *frame, clk uint32, ts uintptr, ts64 bool) {
+	if clk != clockRealtime {
+		fail(fr, eINVAL)
+		return
+	}
+	var sec int64
+	var nsec uint32
+	var ok1, ok2 bool
+	if ts64 {
+		var s uint64
+		s, ok1 = k.ur64(ts)
+		sec = int64(s)
+		nsec, ok2 = k.ur32(ts + 8 + loOff)
+	} else {
+		var s uint32
+		s, ok1 = k.ur32(ts)
+		sec = int64(int32(s))
+		nsec, ok2 = k.ur32(ts + 4)
+	}
+	if !ok1 || !ok2 {
+		fail(fr, eFAULT)
+		return
+	}
+	if sec < 0 || sec >= ktimeSecMax || nsec >= 1_000_000_000 {
+		fail(fr, eINVAL)
+		return
+	}
+	msec, mnsec := k.mono()
+	wsec := sec - msec
+	var wnsec uint32
+	if nsec >= mnsec {
+		wnsec = nsec - mnsec
+	} else {
+		wnsec = nsec + 1_000_000_000 - mnsec
+		wsec--
+	}
+	if wsec < 0 {
+		fail(fr, eINVAL)
+		return
+	}
+	k.wallSec, k.wallNsec = wsec, wnsec
+	ok(fr, 0)
+}
+
+// clock_adjtime modes (Linux include/uapi/linux/timex.h).
+const (
+	adjSetoffset = 0x0100 // add time.tv_sec/tv_usec to the clock
+	adjNano      = 0x2000 // tv_usec holds nanoseconds
+	timeOK       = 0      // clock state returned: synchronised, no leap
+)
+
+// Offsets of the time member (a timeval) in struct timex: the 32-bit
+// layout of clock_adjtime (nine 32-bit fields before it; Linux
+// include/uapi/linux/timex.h, old_timex32) and struct __kernel_timex of
+// clock_adjtime64 (64-bit fields, the int fields padded).
+const (
+	timexTime32 = 36
+	timexTime64 = 72
+)
+
+// clockAdjtime implements clock_adjtime(CLOCK_REALTIME) for one mode,
+// ADJ_SETOFFSET (with or without ADJ_NANO): add a signed offset to
+// CLOCK_REALTIME in one step. This is what a user-space slew needs: a
+// read-modify-set with clock_settime loses the time between the read and
+// the set (hundreds of microseconds under emulation), an offset added here
+// loses nothing. The offset is {tv_sec, tv_usec} with tv_usec in
+// [0, 1e6) (or [0, 1e9) with ADJ_NANO) and tv_sec carrying the sign, as
+// Linux requires (kernel/time/timekeeping.c, timekeeping_validate_timex).
+// Any other mode, the frequency and PLL disciplines included, is EINVAL:
+// this kernel has no NTP discipline to adjust. The timex is not written
+// back. The result must not be before CLOCK_MONOTONIC (EINVAL, as in
+// Linux's timekeeping_inject_offset).
+//
+//go:nosplit
+func (k *kstate) clockAdjtime(fr *frame, clk uint32, tx uintptr, tx64 bool) {
+	if clk != clockRealtime {
+		fail(fr, eINVAL)
+		return
+	}
+	modes, ok0 := k.ur32(tx)
+	if !ok0 {
+		fail(fr, eFAULT)
+		return
+	}
+	if modes&^adjNano != adjSetoffset {
+		fail(fr, eINVAL)
+		return
+	}
+	var sec, frac int64
+	var ok1, ok2 bool
+	if tx64 {
+		var s, f uint64
+		s, ok1 = k.ur64(tx + timexTime64)
+		f, ok2 = k.ur64(tx + timexTime64 + 8)
+		sec, frac = int64(s), int64(f)
+	} else {
+		var s, f uint32
+		s, ok1 = k.ur32(tx + timexTime32)
+		f, ok2 = k.ur32(tx + timexTime32 + 4)
+		sec, frac = int64(int32(s)), int64(int32(f))
+	}
+	if !ok1 || !ok2 {
+		fail(fr, eFAULT)
+		return
+	}
+	limit := int64(1_000_000)
+	if modes&adjNano != 0 {
+		limit = 1_000_000_000
+	}
+	if frac < 0 || frac >= limit || sec <= -ktimeSecMax || sec >= ktimeSecMax {
+		fail(fr, eINVAL)
+		return
+	}
+	nsec := uint32(frac)
+	if limit == 1_000_000 {
+		nsec *= 1000
+	}
+	wsec := k.wallSec + sec
+	wnsec := k.wallNsec + nsec // < 2e9: fits
+	if wnsec >= 1_000_000_000 {
+		wnsec -= 1_000_000_000
+		wsec++
+	}
+	if wsec < 0 {
+		fail(fr, eINVAL)
+		return
+	}
+	k.wallSec, k.wallNsec = wsec, wnsec
+	ok(fr, timeOK)
 }
 
 // tsToNs reads a timespec (32- or 64-bit layout) and returns ns, or -1.
@@ -312,7 +467,9 @@ func (k *kstate) tsToNs(ts uintptr, ts64 bool) int64 {
 		var s uint64
 		s, ok1 = k.ur64(ts)
 		sec = int64(s)
-		nsec, ok2 = k.ur32(ts + 8)
+		// The low word of the 64-bit tv_nsec; a 32-bit kernel drops the
+		// high word (Linux kernel/time/time.c, get_timespec64).
+		nsec, ok2 = k.ur32(ts + 8 + loOff)
 	} else {
 		var s uint32
 		s, ok1 = k.ur32(ts)

@@ -37,3 +37,17 @@ func TestNanotime(t *testing.T) {
 		}
 	}
 }
+
+// TestClockSettime: clock_settime and clock_settime64 set CLOCK_REALTIME
+// (time.Now follows, CLOCK_MONOTONIC does not) and refuse other clocks,
+// out-of-range timespecs (EINVAL) and bad pointers (EFAULT), BE and LE.
+func TestClockSettime(t *testing.T) {
+	for _, board := range arches {
+		img := buildImage(t, board, "./kernel/boottest/progs/settimetest")
+		r := boot(t, board, img, 32, "")
+		r.mustContain(t, "settimetest: ok")
+		if r.code != 0 {
+			t.Errorf("%s: exit code %d\n%s", board, r.code, r.out)
+		}
+	}
+}
