@@ -94,7 +94,9 @@ type Conn struct {
 	rdl, wdl time.Time
 	peers    [peerTableLen]peer
 	nextPeer int
-	txbuf    []byte
+
+	txMu  sync.Mutex // serializes use of txbuf and calls of Send
+	txbuf []byte
 
 	received, queueFull, malformed, notForUs, sent, sendErr atomic.Uint64
 }
@@ -136,6 +138,9 @@ func (c *Conn) Addr() netip.Addr {
 	defer c.mu.Unlock()
 	return c.addr
 }
+
+// LocalMAC is the Conn's Ethernet address.
+func (c *Conn) LocalMAC() [6]byte { return c.cfg.MAC }
 
 // Stats returns the counters.
 func (c *Conn) Stats() Stats {
@@ -297,9 +302,13 @@ func (c *Conn) WriteTo(p []byte, addr net.Addr) (int, error) {
 			dstMAC = m
 		}
 	}
-	frame := buildFrame(c.txbuf, dstMAC, c.cfg.MAC, c.addr, dst, c.cfg.Port, uint16(ua.Port), p)
-	err := c.cfg.Send(frame)
+	src := c.addr
 	c.mu.Unlock()
+	// Send runs without c.mu so that it may loop back into Deliver.
+	c.txMu.Lock()
+	frame := buildFrame(c.txbuf, dstMAC, c.cfg.MAC, src, dst, c.cfg.Port, uint16(ua.Port), p)
+	err := c.cfg.Send(frame)
+	c.txMu.Unlock()
 	if err != nil {
 		c.sendErr.Add(1)
 		return 0, &net.OpError{Op: "write", Net: "udp4", Addr: addr, Err: err}
