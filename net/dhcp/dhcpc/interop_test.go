@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -126,6 +127,24 @@ func packetLink(t *testing.T, ns *netns.NS, ifname string) *ethudp.Conn {
 	return conn
 }
 
+// lockedLog collects a child's output while the test reads it.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
 // partialChecksum reports whether the packet's auxiliary data says its
@@ -202,8 +221,8 @@ func TestInteropDnsmasq(t *testing.T) {
 		"--dhcp-option=option:router,192.168.77.1", "--dhcp-option=option:dns-server,192.168.77.53,192.168.77.54",
 		"--dhcp-option=option:domain-name,isp.test",
 		"--dhcp-option=option:T1,3", "--dhcp-option=option:T2,100")
-	var log strings.Builder
-	dnsmasq.Stdout, dnsmasq.Stderr = &log, &log
+	log := &lockedLog{}
+	dnsmasq.Stdout, dnsmasq.Stderr = log, log
 	if err := dnsmasq.Start(); err != nil {
 		t.Fatal(err)
 	}
