@@ -38,9 +38,9 @@ func (t *Table) resetLocked() {
 	}
 	for i := range t.conns {
 		c := &t.conns[i]
-		if c.used {
+		if c.used || c.gen.Load() == 0 {
 			c.used = false
-			t.bumpGen(c)
+			t.bumpGen(c) // generations start at 1: 0 means none in a Hop
 		}
 		c.self = int32(i)
 		c.next[0] = int32(i + 1)
