@@ -698,3 +698,22 @@ func TestConnSize(t *testing.T) {
 		t.Fatalf("Conn grew to %d bytes", size)
 	}
 }
+
+func TestSweepBothNodesInOneBucket(t *testing.T) {
+	// With one bucket both tuples of every connection share a chain:
+	// removing one connection unlinks two consecutive nodes.
+	tb, clk := newTable(t, Config{MaxConns: 1}, homePolicy(0))
+	mustForward(t, tb, udpPkt(ap(hostA, 1), ap(remote, 53), 1), lan, wan)
+	clk.advance(int64(time.Hour))
+	tb.Sweep()
+	if s := tb.Stats(); s.Conns != 0 || s.Expired != 1 {
+		t.Fatalf("%+v", s)
+	}
+	for i := uint16(0); i < 10; i++ {
+		mustForward(t, tb, udpPkt(ap(hostA, 2+i), ap(remote, 53), 1), lan, wan)
+		clk.advance(int64(time.Hour))
+	}
+	if s := tb.Stats(); s.Conns != 1 || s.Expired != 10 {
+		t.Fatalf("%+v", s)
+	}
+}

@@ -172,13 +172,16 @@ func (t *Table) sweepLocked(n int, now int64) {
 	for ; n > 0; n-- {
 		b := t.sweepPos & t.mask
 		t.sweepPos++
+	rescan:
 		for node := t.buckets[b]; node != nilNode; {
 			c := &t.conns[node>>1]
-			d := Dir(node & 1)
-			node = c.next[d]
+			node = c.next[node&1]
 			if now-c.expires >= 0 {
+				// Removing c unlinks both its nodes, and the other may
+				// be the next one in this chain: start the chain again.
 				t.remove(c)
 				t.expired.Add(1)
+				goto rescan
 			}
 		}
 	}
