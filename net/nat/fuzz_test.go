@@ -103,7 +103,7 @@ func FuzzICMPError(f *testing.F) {
 		if n == 0 {
 			return
 		}
-		if n > icmpErrMaxLen || n < 56 || !ipOK(dst[:n]) || refSum(dst[20:n]) != 0xffff {
+		if n > icmpErrMaxLen || n < 48 || !ipOK(dst[:n]) || refSum(dst[20:n]) != 0xffff {
 			t.Fatalf("bad error of %d bytes", n)
 		}
 	})
