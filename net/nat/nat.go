@@ -148,12 +148,13 @@ var DefaultTimeouts = Timeouts{
 }
 
 // DefaultMaxConns sizes the table for a 32 MiB board. An entry (Conn) is
-// about 200 bytes on 32-bit MIPS (TestConnSize prints the figure) plus 4
-// bytes of bucket array, so 8192 entries take about 1.6 MiB, 5% of RAM,
-// and hold far more flows than a household keeps open (browsers keep tens,
-// a BitTorrent client a few hundred). Linux sizes its default table from
-// RAM too (nf_conntrack_core.c, nf_conntrack_init_start: RAM / 16384 bytes
-// of buckets); a 64 MiB board can double this.
+// 156 bytes on 32-bit MIPS (TestConnSize logs the figure) plus 4 bytes of
+// bucket array, so 8192 entries take 1.3 MiB, 4% of RAM, allocated once
+// at New. That is far more flows than a household keeps open (browsers
+// keep tens, a BitTorrent client a few hundred), and eviction of
+// unestablished entries keeps a SYN or UDP flood from locking others out.
+// Linux sizes its default table from RAM too (nf_conntrack_core.c,
+// nf_conntrack_init_start); a 64 MiB board can double this.
 const DefaultMaxConns = 8192
 
 // Default masquerade port range: the whole non-privileged range, as the
