@@ -46,6 +46,19 @@ func TestForwardAllocs(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("Output: %v allocs", n)
 	}
+	// ICMP error translation: a time exceeded quoting the forwarded packet.
+	sent := append([]byte(nil), orig...)
+	tb.Forward(sent, lan)
+	e := quoteICMPError(hop, wanAddr, icmpTimeExceed, 0, sent, 48)
+	eOrig := append([]byte(nil), e...)
+	if n := testing.AllocsPerRun(1000, func() {
+		copy(e, eOrig)
+		if v := tb.Forward(e, wan); v.Action != Forward {
+			t.Fatal(v)
+		}
+	}); n != 0 {
+		t.Errorf("ICMP error path: %v allocs", n)
+	}
 	dst := make([]byte, 600)
 	if n := testing.AllocsPerRun(100, func() {
 		ICMPError(dst, data, icmpTimeExceed, 0, routerLAN)

@@ -130,7 +130,7 @@ type Conn struct {
 	bytes   [2]uint64
 	act     [2]Action // what to do with a packet in each direction: Forward, Local or Drop (Invalid)
 	out     [2]Iface
-	in      Iface // where the original direction entered (Forward entries)
+	in      [2]Iface // where packets in each direction must arrive
 	mss     uint16
 	state   TCPState
 	finDir  Dir  // direction of the first FIN

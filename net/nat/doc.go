@@ -81,9 +81,17 @@
 // is Drop Invalid; they are never forwarded. Source quench and redirects
 // are not translated.
 //
+// A packet of a connection must arrive on the interface of its
+// direction: the original direction where the first packet came in,
+// replies where the original direction leaves. Anything else is Drop
+// Invalid, a cheap reverse-path check that keeps a host on one side from
+// injecting packets into flows of the other (asymmetric routing through
+// two interfaces is therefore not supported).
+//
 // The router's own traffic passes Output, which creates connections
 // without NAT, so replies come back from Forward as Local with their Conn
 // (established), which the firewall accepts without asking the policy.
+// Replies must arrive on the interface given to Output.
 //
 // # Fragments
 //

@@ -37,7 +37,7 @@ func (t *Table) Forward(pkt []byte, in Iface) Verdict {
 	now := t.now()
 	t.mu.Lock()
 	if c, d := t.lookup(p.t, now); c != nil {
-		if pl, ok := t.hitLocked(c, d, &p, now); ok {
+		if pl, ok := t.hitLocked(c, d, &p, in, now); ok {
 			t.mu.Unlock()
 			return t.finish(&p, &pl)
 		}
@@ -61,13 +61,17 @@ func (t *Table) finish(p *packet, pl *plan) Verdict {
 	return pl.v
 }
 
-// hitLocked handles a packet of connection c in direction d. ok is false
-// when the entry was removed and the packet must be treated as new.
-func (t *Table) hitLocked(c *Conn, d Dir, p *packet, now int64) (pl plan, ok bool) {
+// hitLocked handles a packet of connection c in direction d received on
+// in. ok is false when the entry was removed and the packet must be
+// treated as new.
+func (t *Table) hitLocked(c *Conn, d Dir, p *packet, in Iface, now int64) (pl plan, ok bool) {
 	act := c.act[d]
 	pl.v = Verdict{Action: act, Out: c.out[d], Conn: c, Dir: d, Gen: c.gen.Load()}
-	if act == Drop {
-		pl.v.Reason = Invalid
+	if act == Drop || in != c.in[d] {
+		// The router's own direction coming in, or a packet on another
+		// interface than its direction's (spoofed: a WAN host posing as
+		// a LAN host's peer, or the reverse).
+		pl.v.Action, pl.v.Reason = Drop, Invalid
 		return pl, true
 	}
 	if act == Forward && p.b[ipOffTTL] <= 1 {
@@ -230,7 +234,7 @@ func (t *Table) miss(p *packet, in Iface, now int64) Verdict {
 	}
 	t.mu.Lock()
 	if c, d := t.lookup(p.t, now); c != nil { // another goroutine created it meanwhile
-		if pl, ok := t.hitLocked(c, d, p, now); ok {
+		if pl, ok := t.hitLocked(c, d, p, in, now); ok {
 			t.mu.Unlock()
 			return t.finish(p, &pl)
 		}
@@ -284,7 +288,7 @@ func (t *Table) createLocked(p *packet, in Iface, dec *Decision, now int64) (pla
 	c.tuple = [2]tuple{orig, reply}
 	c.act = [2]Action{Forward, Forward}
 	c.out = [2]Iface{dec.Out, in}
-	c.in = in
+	c.in = [2]Iface{in, dec.Out}
 	c.mss = dec.MSS
 	c.state = TCPNone
 	c.finDir = Original
@@ -455,7 +459,7 @@ func (t *Table) Output(pkt []byte, out Iface) bool {
 	c.tuple = [2]tuple{p.t, reply}
 	c.act = [2]Action{Drop, Local} // the router's own packets never come in through Forward
 	c.out = [2]Iface{out, 0}
-	c.in = 0
+	c.in = [2]Iface{out, out}
 	c.mss = 0
 	c.state = TCPNone
 	c.finDir = Original

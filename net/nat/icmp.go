@@ -53,12 +53,12 @@ func (t *Table) icmpError(p *packet, in Iface) Verdict {
 	}
 	d := 1 - e // the quoted packet's direction
 	v := Verdict{Action: c.act[e], Out: c.out[e], Conn: c, Dir: e, Gen: c.gen.Load()}
-	orig, ed := c.tuple[d], c.tuple[e]
+	orig, ed, inE := c.tuple[d], c.tuple[e], c.in[e]
 	t.mu.Unlock()
 	switch {
-	case v.Action == Drop || p.t.dst != ed.dst:
-		// Not sent to where the connection's packets in direction e go:
-		// forged or misrouted.
+	case v.Action == Drop || p.t.dst != ed.dst || in != inE:
+		// Not sent to where the connection's packets in direction e go,
+		// or not from their side: forged or misrouted.
 		v.Action, v.Reason = Drop, Invalid
 	case v.Action == Forward && b[ipOffTTL] <= 1:
 		v.Action, v.Reason = Drop, TTLExceeded

@@ -164,3 +164,39 @@ func TestOtherProtocol(t *testing.T) {
 		t.Fatalf("%+v", v)
 	}
 }
+
+func TestWrongInterface(t *testing.T) {
+	tb, _ := newTable(t, Config{}, homePolicy(0))
+	mustForward(t, tb, udpPkt(ap(hostA, 1), ap(remote, 53), 1), lan, wan)
+	// A LAN host forging the remote's reply, and a WAN host forging the
+	// LAN host's packets.
+	if v := tb.Forward(udpPkt(ap(remote, 53), ap(wanAddr, 1), 1), lan); v.Action != Drop || v.Reason != Invalid {
+		t.Fatalf("reply from the LAN: %+v", v)
+	}
+	if v := tb.Forward(udpPkt(ap(hostA, 1), ap(remote, 53), 1), wan); v.Action != Drop || v.Reason != Invalid {
+		t.Fatalf("original from the WAN: %+v", v)
+	}
+	tb.Output(udpPkt(ap(wanAddr, 9), ap(remote, 123), 1), wan)
+	if v := tb.Forward(udpPkt(ap(remote, 123), ap(wanAddr, 9), 1), lan); v.Action != Drop || v.Reason != Invalid {
+		t.Fatalf("router's reply from the LAN: %+v", v)
+	}
+}
+
+func TestHairpin(t *testing.T) {
+	// A LAN host reaches the port forward by the WAN address: DNAT to
+	// the server and SNAT to the router, so the server answers through
+	// the router.
+	tb, _ := newTable(t, Config{}, policyFunc(func(r *Request) Decision {
+		return Decision{Action: Forward, Out: lan, DNAT: ap(server, 80), SNAT: routerLAN}
+	}))
+	p := tcpPkt(ap(hostA, 1234), ap(wanAddr, 8080), tcpSYN, 1, 0, nil, 0)
+	mustForward(t, tb, p, lan, lan)
+	if srcOf(p) != routerLAN || sportOf(p) != 1234 || dstOf(p) != server || dportOf(p) != 80 {
+		t.Fatalf("%v:%d -> %v:%d", srcOf(p), sportOf(p), dstOf(p), dportOf(p))
+	}
+	r := tcpPkt(ap(server, 80), ap(routerLAN, 1234), tcpSYN|tcpACK, 1, 2, nil, 0)
+	mustForward(t, tb, r, lan, lan)
+	if srcOf(r) != wanAddr || sportOf(r) != 8080 || dstOf(r) != hostA || dportOf(r) != 1234 {
+		t.Fatalf("%v:%d -> %v:%d", srcOf(r), sportOf(r), dstOf(r), dportOf(r))
+	}
+}

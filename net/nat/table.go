@@ -267,7 +267,7 @@ func (t *Table) Conns(yield func(ConnInfo) bool) {
 		f := c.flags.Load()
 		ci := ConnInfo{
 			Proto: Proto(c.tuple[0].proto), State: c.state,
-			In: c.in, Out: c.out[Original], Local: c.local,
+			In: c.in[Original], Out: c.out[Original], Local: c.local,
 			Established: f&flagReplied != 0, Assured: f&flagAssured != 0,
 			Expires: time.Duration(c.expires - now),
 			Packets: c.pkts, Bytes: c.bytes,
