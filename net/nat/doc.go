@@ -32,12 +32,13 @@
 // # Locking
 //
 // One mutex guards the table. The critical section of a hit is a hash
-// lookup and a few stores; rewriting happens outside it. On the router's
-// two-core MIPS boards the contenders are LAN receive, WAN receive and the
-// stack's transmissions, and the mutex is not where the time goes (see
-// BenchmarkForwardEstablished); sharding would complicate eviction and
-// port allocation across shards for no measured gain. Conn.Established,
-// the hop cache and Stats are read without the lock.
+// lookup and a few stores; rewriting happens outside it. The boards gowrt
+// runs on (the AR71xx family, Malta) have a single core, so the mutex is
+// never contended there and sharding it would only add work (an entry's
+// two tuples hash to different buckets, so eviction and port allocation
+// would need several locks). On multi-core hosts (sim mode)
+// BenchmarkForwardEstablishedParallel shows what contention costs.
+// Conn.Established, the hop cache and Stats are read without the lock.
 //
 // # Table size, expiry, eviction
 //

@@ -200,3 +200,29 @@ func TestHairpin(t *testing.T) {
 		t.Fatalf("%v:%d -> %v:%d", srcOf(r), sportOf(r), dstOf(r), dportOf(r))
 	}
 }
+
+func TestIPOptions(t *testing.T) {
+	// A header with 4 bytes of options (NOPs): transport offsets move.
+	tb, _ := newTable(t, Config{}, homePolicy(0))
+	u := udpPkt(ap(hostA, 4000), ap(remote, 53), 10)
+	p := make([]byte, len(u)+4)
+	copy(p, u[:20])
+	p[0] = 0x46
+	p[20], p[21], p[22], p[23] = 1, 1, 1, 0 // NOP NOP NOP EOL
+	copy(p[24:], u[20:])
+	p[2], p[3] = byte(len(p)>>8), byte(len(p))
+	p[10], p[11] = 0, 0
+	c := refChecksum(p[:24])
+	p[10], p[11] = byte(c>>8), byte(c)
+	v := tb.Forward(p, lan)
+	if v.Action != Forward || !ipOK(p) {
+		t.Fatalf("%+v", v)
+	}
+	l4 := p[24:]
+	if srcOf(p) != wanAddr || refSum(pseudo(p, len(l4)), l4) != 0xffff || l4[0] != u[20] || l4[1] != u[21] {
+		t.Fatal("UDP behind IP options not translated correctly")
+	}
+	if !bytes.Equal(p[20:24], []byte{1, 1, 1, 0}) {
+		t.Fatal("options changed")
+	}
+}
