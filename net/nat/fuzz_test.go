@@ -43,10 +43,12 @@ func fuzzSeeds(f *testing.F) {
 	} {
 		f.Add(p, uint8(0))
 		f.Add(p, uint8(1))
+		f.Add(p, uint8(3))
 	}
 }
 
-// FuzzForward: arbitrary bytes as a packet from either side never panic,
+// FuzzForward: arbitrary bytes as a packet from either side (and, with
+// bit 1 of in, first through Output) never panic,
 // never write past the packet, leave other verdicts' packets untouched,
 // and a Forward verdict leaves a valid IP header checksum (and a valid
 // transport checksum when it was valid before).
@@ -65,6 +67,12 @@ func FuzzForward(f *testing.F) {
 		var p packet
 		if p.parse(pkt) == ReasonNone && !p.frag {
 			l4Valid = l4OK(pkt)
+		}
+		if in&2 != 0 { // the router's own packet: tracked, never changed
+			tb.Output(pkt, Iface(in&1))
+			if !bytes.Equal(pkt, before) {
+				t.Fatal("Output modified the packet")
+			}
 		}
 		v := tb.Forward(pkt, Iface(in&1))
 		for _, b := range buf[len(data):] {
