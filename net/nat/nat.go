@@ -116,9 +116,10 @@ type Policy interface{ Decide(req *Request) Decision }
 // Timeouts are the idle times after which a connection in a state expires.
 // Zero fields take the defaults (DefaultTimeouts).
 type Timeouts struct {
-	TCPSynSent, TCPSynRecv, TCPEstablished, TCPFinWait, TCPCloseWait, TCPLastAck, TCPTimeWait, TCPClose time.Duration
-	UDP, UDPStream, ICMP                                                                                time.Duration
-	Generic                                                                                             time.Duration // protocols other than TCP, UDP, ICMP
+	TCPSynSent, TCPSynRecv, TCPEstablished, TCPFinWait time.Duration
+	TCPCloseWait, TCPLastAck, TCPTimeWait, TCPClose    time.Duration
+	UDP, UDPStream, ICMP                               time.Duration
+	Generic                                            time.Duration // protocols other than TCP, UDP and ICMP
 }
 
 // DefaultTimeouts are Linux nf_conntrack's values with OpenWrt's overrides.
