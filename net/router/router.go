@@ -13,6 +13,7 @@
 package router
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -23,7 +24,12 @@ import (
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/bridge"
 	"github.com/gowrt/gowrt/net/connlimit"
+	"github.com/gowrt/gowrt/net/dhcp/dhcpd"
+	"github.com/gowrt/gowrt/net/firewall"
+	"github.com/gowrt/gowrt/net/forward"
+	"github.com/gowrt/gowrt/net/nat"
 	"github.com/gowrt/gowrt/net/netstack"
+	"github.com/gowrt/gowrt/sys/clock"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
@@ -78,6 +84,52 @@ type Config struct {
 	// HTTP bounds the status page's server; zero fields take the values
 	// in DefaultHTTPLimits.
 	HTTP HTTPLimits
+
+	// Hostname is the router's name: sent to the ISP in DHCP requests
+	// and answered by the DNS forwarder (default "gowrt").
+	Hostname string
+	// Uplink says how the WAN port gets its address (default: DHCP).
+	Uplink Uplink
+	// Firewall is the firewall configuration (default: fw4's, see
+	// firewall.Default).
+	Firewall *firewall.Config
+	// NAT sizes the connection tracking table (zero: net/nat's defaults,
+	// sized for a 32 MiB board).
+	NAT nat.Config
+	// DHCP configures the LAN's DHCP server (dnsmasq's OpenWrt defaults).
+	DHCP DHCPServer
+	// NTPServers are the SNTP servers asked once the WAN is up (nil:
+	// sntp's defaults, OpenWrt's pool names; empty: no time sync).
+	NTPServers []string
+	// LeaseStore keeps the DHCP server's leases across restarts, and
+	// TimeStore the last known time across reboots, where the board has
+	// storage (nil: kept in RAM only).
+	LeaseStore dhcpd.LeaseStore
+	TimeStore  clock.Store
+	// Clock is the wall clock SNTP sets (default: clock.NewSystem()).
+	Clock *clock.System
+}
+
+// Uplink configures the WAN port's IPv4 address: from the ISP's DHCP
+// server (Proto "dhcp", OpenWrt's default) or static.
+type Uplink struct {
+	Proto   string       // "dhcp" (default) or "static"
+	Addr    netip.Prefix // static: address and prefix
+	Gateway netip.Addr   // static: default gateway
+	// DNS servers: static ones, or, with DHCP, servers used instead of
+	// the lease's when set.
+	DNS []netip.Addr
+}
+
+// DHCPServer configures the LAN's DHCP server; zero fields take dnsmasq's
+// OpenWrt defaults (start 100, limit 150, lease 12 h, domain "lan").
+type DHCPServer struct {
+	Disabled  bool
+	Start     int
+	Limit     int
+	LeaseTime time.Duration
+	Domain    string
+	Static    []dhcpd.StaticLease
 }
 
 // HTTPLimits bound what clients of the status page can hold on the
@@ -140,6 +192,16 @@ type Router struct {
 	httpLn  *connlimit.Listener
 	started time.Time
 
+	fwd   *forward.Forwarder
+	lanIf *forward.Iface
+	wanIf *forward.Iface
+	wan   wanState
+	svc   services
+
+	ctx    context.Context // cancelled by Close: stops the services
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
 	mu     sync.Mutex
 	closed bool
 	done   chan struct{}
@@ -197,6 +259,19 @@ func (c *Config) validate() error {
 	if c.HTTPPort == 0 {
 		c.HTTPPort = 80
 	}
+	if c.Hostname == "" {
+		c.Hostname = DefaultHostname
+	}
+	if err := c.Uplink.validate(); err != nil {
+		return bad("WAN: %v", err)
+	}
+	if c.Firewall == nil {
+		fw, err := firewall.Load(firewall.Default())
+		if err != nil {
+			return bad("default firewall: %v", err)
+		}
+		c.Firewall = fw
+	}
 	h, d := &c.HTTP, DefaultHTTPLimits
 	for _, f := range []struct{ v, def *time.Duration }{
 		{&h.ReadHeaderTimeout, &d.ReadHeaderTimeout}, {&h.ReadTimeout, &d.ReadTimeout},
@@ -230,8 +305,18 @@ func New(cfg Config) (*Router, error) {
 	if err != nil {
 		return nil, fmt.Errorf("router: br-lan: %w", err)
 	}
-	return &Router{cfg: cfg, br: br, done: make(chan struct{})}, nil
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Router{cfg: cfg, br: br, done: make(chan struct{}), ctx: ctx, cancel: cancel}, nil
 }
+
+// DefaultHostname is the router's name unless configured.
+const DefaultHostname = "gowrt"
+
+// Network names the firewall's zones refer to (fw4's "network" option).
+const (
+	netLAN = "lan"
+	netWAN = "wan"
+)
 
 // Bridge returns br-lan.
 func (r *Router) Bridge() *bridge.Bridge { return r.br }
@@ -271,6 +356,9 @@ func (r *Router) Start() error {
 		Clock:              netstack.StackClock(),
 		NetworkProtocols:   []stack.NetworkProtocolFactory{ipv4.NewProtocol, arp.NewProtocol},
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol, udp.NewProtocol, icmp.NewProtocol4},
+		// The router's services talk to each other through its own
+		// addresses (SNTP resolves names through the DNS forwarder).
+		HandleLocal: true,
 	})
 	if err := sizeTCPBuffers(r.s); err != nil {
 		return r.fail(err)
@@ -280,9 +368,16 @@ func (r *Router) Start() error {
 		return r.fail(fmt.Errorf("router: br-lan host port: %w", err))
 	}
 	r.host = host
-	if r.lanEP, err = r.attach(nicLAN, host); err != nil {
+	if err := r.newForwarder(); err != nil {
 		return r.fail(err)
 	}
+	if r.lanIf, err = r.fwd.AddIface(forward.IfaceConfig{Name: netLAN, NIC: host, StackNIC: int32(nicLAN)}); err != nil {
+		return r.fail(fmt.Errorf("router: br-lan: %w", err))
+	}
+	if r.lanEP, err = r.attach(nicLAN, r.lanIf); err != nil {
+		return r.fail(err)
+	}
+	r.lanIf.SetAddress(r.cfg.LANAddr, netip.Addr{})
 	a := r.cfg.LANAddr
 	if e := r.s.AddProtocolAddress(nicLAN, tcpip.ProtocolAddress{
 		Protocol: ipv4.ProtocolNumber,
@@ -291,9 +386,7 @@ func (r *Router) Start() error {
 	}, stack.AddressProperties{}); e != nil {
 		return r.fail(fmt.Errorf("router: LAN address: %v", e))
 	}
-	sub, _ := tcpip.NewSubnet(tcpip.AddrFrom4(a.Masked().Addr().As4()),
-		tcpip.MaskFromBytes(netMask(a.Bits())))
-	r.s.SetRouteTable([]tcpip.Route{{Destination: sub, NIC: nicLAN}})
+	r.setRoutes()
 
 	for _, p := range r.cfg.LAN {
 		v := p.VLANs
@@ -307,10 +400,23 @@ func (r *Router) Start() error {
 		r.ports = append(r.ports, portState{Port: p, num: n})
 	}
 	if w := r.cfg.WAN; w != nil {
-		if r.wanEP, err = r.attach(nicWAN, w.NIC); err != nil {
+		r.wanIf, err = r.fwd.AddIface(forward.IfaceConfig{Name: netWAN, NIC: w.NIC, Track: true,
+			Intercept: r.interceptWAN, StackNIC: int32(nicWAN)})
+		if err != nil {
+			return r.fail(fmt.Errorf("router: %s: %w", w.Name, err))
+		}
+		if r.wanEP, err = r.attach(nicWAN, r.wanIf); err != nil {
 			return r.fail(err)
 		}
 		r.ports = append(r.ports, portState{Port: *w, num: -1})
+	}
+	if err := r.startServices(); err != nil {
+		return r.fail(err)
+	}
+	if r.cfg.WAN != nil {
+		if err := r.startWAN(); err != nil {
+			return r.fail(err)
+		}
 	}
 
 	ln, err := r.listenHTTP(tcpip.FullAddress{NIC: nicLAN, Addr: tcpip.AddrFrom4(a.Addr().As4()), Port: r.cfg.HTTPPort})
@@ -383,6 +489,9 @@ func (r *Router) Close() error {
 		return nil
 	}
 	r.closed = true
+	r.cancel()
+	r.stopServices()
+	r.wg.Wait() // the DHCP client releases its lease on the way out
 	if r.srv != nil {
 		_ = r.srv.Close()
 		<-r.done

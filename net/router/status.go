@@ -6,12 +6,14 @@ import (
 	"html"
 	"maps"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
 
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/bridge"
+	"github.com/gowrt/gowrt/net/nat"
 )
 
 // PortStatus is one port's line on the status page.
@@ -64,6 +66,67 @@ type Status struct {
 	// (HTTPLimits.MaxConns, MaxConnsPerSource).
 	HTTPConns    int    `json:"http_conns"`
 	HTTPRejected uint64 `json:"http_conns_rejected"`
+
+	WAN       WANStatus       `json:"wan"`
+	Leases    []LeaseStatus   `json:"dhcp_leases"`
+	Conntrack ConntrackStatus `json:"conntrack"`
+	Forward   ForwardStatus   `json:"forwarding"`
+	DNS       DNSStatus       `json:"dns"`
+	Time      TimeStatus      `json:"time"`
+}
+
+// WANStatus is the WAN's address and where it came from.
+type WANStatus struct {
+	Proto     string   `json:"proto"` // "dhcp" or "static"
+	Addr      string   `json:"addr,omitempty"`
+	Gateway   string   `json:"gateway,omitempty"`
+	DNS       []string `json:"dns,omitempty"`
+	Server    string   `json:"dhcp_server,omitempty"`
+	LeaseLeft string   `json:"lease_left,omitempty"` // until the lease expires
+	Changes   uint64   `json:"changes"`              // address appeared, changed, lost
+}
+
+// LeaseStatus is one DHCP lease on the LAN.
+type LeaseStatus struct {
+	MAC      string `json:"mac"`
+	Addr     string `json:"addr"`
+	Hostname string `json:"hostname,omitempty"`
+	Expires  string `json:"expires_in"`
+	Static   bool   `json:"static,omitempty"`
+}
+
+// ConntrackStatus is the connection table's fill and losses.
+type ConntrackStatus struct {
+	Conns   int               `json:"conns"`
+	Max     int               `json:"max"`
+	Created uint64            `json:"created"`
+	Drops   map[string]uint64 `json:"drops,omitempty"` // by reason, only reasons that occurred
+}
+
+// ForwardStatus counts the forwarding layer's work.
+type ForwardStatus struct {
+	Forwarded uint64 `json:"forwarded"`
+	FastPath  uint64 `json:"fast_path"`
+	Local     uint64 `json:"local"`
+	NoRoute   uint64 `json:"no_route"`
+	Rejected  uint64 `json:"rejected"`
+	InputDrop uint64 `json:"input_dropped"`
+	TxErrors  uint64 `json:"tx_errors"`
+}
+
+// DNSStatus counts the DNS forwarder's work.
+type DNSStatus struct {
+	Queries       uint64 `json:"queries"`
+	CacheHits     uint64 `json:"cache_hits"`
+	Upstream      uint64 `json:"upstream_queries"`
+	RebindBlocked uint64 `json:"rebind_blocked"`
+	Malformed     uint64 `json:"malformed"`
+}
+
+// TimeStatus says whether the clock is set.
+type TimeStatus struct {
+	Now    string `json:"now"`
+	Synced bool   `json:"synced"`
 }
 
 // Status returns a snapshot of the router's state.
@@ -92,7 +155,65 @@ func (r *Router) Status() Status {
 		hs := r.httpLn.Stats()
 		st.HTTPConns, st.HTTPRejected = hs.Open, hs.Rejected()
 	}
+	r.servicesStatus(&st)
 	return st
+}
+
+// servicesStatus fills in the WAN, the connection table, the forwarding
+// counters and the services.
+func (r *Router) servicesStatus(st *Status) {
+	r.wan.mu.Lock()
+	st.WAN = WANStatus{Proto: r.cfg.Uplink.Proto, Changes: r.wan.changes}
+	if r.wan.addr.IsValid() {
+		st.WAN.Addr = r.wan.addr.String()
+	}
+	if r.wan.gateway.IsValid() {
+		st.WAN.Gateway = r.wan.gateway.String()
+	}
+	for _, d := range r.wan.dns {
+		st.WAN.DNS = append(st.WAN.DNS, d.String())
+	}
+	if l := r.wan.lease; l != nil {
+		st.WAN.Server = l.Server.String()
+		st.WAN.LeaseLeft = max(time.Until(l.Obtained.Add(l.Duration)), 0).Truncate(time.Second).String()
+	}
+	r.wan.mu.Unlock()
+	if r.fwd != nil {
+		ts := r.fwd.Table().Stats()
+		st.Conntrack = ConntrackStatus{Conns: ts.Conns, Max: ts.Max, Created: ts.Created}
+		for i, n := range ts.Drops {
+			if n != 0 {
+				if st.Conntrack.Drops == nil {
+					st.Conntrack.Drops = map[string]uint64{}
+				}
+				st.Conntrack.Drops[nat.DropReason(i).String()] = n
+			}
+		}
+		fs := &r.fwd.Stats
+		st.Forward = ForwardStatus{Forwarded: fs.Forwarded.Load(), FastPath: fs.FastPath.Load(), Local: fs.Local.Load(),
+			NoRoute: fs.NoRoute.Load(), Rejected: fs.Rejected.Load(), InputDrop: fs.InputDrop.Load(), TxErrors: fs.TxErrors.Load()}
+	}
+	if d := r.svc.dhcp; d != nil {
+		for _, l := range d.Leases() {
+			st.Leases = append(st.Leases, LeaseStatus{MAC: l.MAC.String(), Addr: l.IP.String(), Hostname: l.Hostname,
+				Expires: max(time.Until(l.Expires), 0).Truncate(time.Second).String(), Static: l.Static})
+		}
+	}
+	if f := r.svc.dns; f != nil {
+		ds := f.Stats()
+		st.DNS = DNSStatus{Queries: ds.Queries, CacheHits: ds.CacheHits, Upstream: ds.UpstreamQueries,
+			RebindBlocked: ds.RebindBlocked, Malformed: ds.Malformed}
+	}
+	if c := r.svc.clock; c != nil {
+		st.Time = TimeStatus{Now: c.Now().UTC().Format(time.RFC3339), Synced: c.Synced()}
+	}
+}
+
+// WANAddr returns the WAN's address (invalid while it has none).
+func (r *Router) WANAddr() netip.Prefix {
+	r.wan.mu.Lock()
+	defer r.wan.mu.Unlock()
+	return r.wan.addr
 }
 
 func (r *Router) portStatus(p portState) PortStatus {

@@ -1,0 +1,162 @@
+//go:build linux
+
+package wantest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gowrt/gowrt/internal/netns"
+)
+
+// Main runs the tests, or, in a test binary started again by this package
+// inside a namespace, the server role it was started for.
+func Main(m *testing.M) {
+	role := os.Getenv(roleEnv)
+	if role == "" {
+		os.Exit(m.Run())
+	}
+	kind, arg, _ := strings.Cut(role, ":")
+	var err error
+	switch kind {
+	case "http":
+		err = serveHTTP(arg)
+	case "scan":
+		err = scan(arg)
+	default:
+		err = fmt.Errorf("unknown role %q", role)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "wantest:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// serveHTTP answers every request with the peer address it came from.
+func serveHTTP(port string) error {
+	return http.ListenAndServe(":"+port, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "peer %s\n", r.RemoteAddr)
+	}))
+}
+
+// Scan probes every TCP port of addr and the router services' UDP ports
+// from inside ns and returns what answered: "tcp PORT" for each port that
+// accepted a connection and "udp PORT" for each UDP probe answered.
+func Scan(t testing.TB, ns *netns.NS, addr string) []string {
+	t.Helper()
+	out, err := ns.Exec(3*time.Minute, "env", roleEnv+"=scan:"+addr, Self(t))
+	if err != nil {
+		t.Fatalf("scan %s: %v\n%s", addr, err, out)
+	}
+	var open []string
+	done := false
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "tcp "), strings.HasPrefix(l, "udp "):
+			open = append(open, l)
+		case strings.HasPrefix(l, "scanned "):
+			done = true
+		}
+	}
+	if !done {
+		t.Fatalf("scan %s did not finish:\n%s", addr, out)
+	}
+	return open
+}
+
+// UDP probes: a DNS query (RFC 1035 4.1.1: id 0x6777, RD, one question
+// "gowrt." A IN), a BOOTP request (RFC 2131 2, op 1, Ethernet, magic
+// cookie, DHCPDISCOVER) and an NTP client request (RFC 5905 7.3: LI 0,
+// VN 4, mode 3).
+var udpProbes = map[int][]byte{
+	53:  {0x67, 0x77, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 5, 'g', 'o', 'w', 'r', 't', 0, 0, 1, 0, 1},
+	67:  bootpDiscover(),
+	123: append([]byte{0x23}, make([]byte, 47)...),
+}
+
+func bootpDiscover() []byte {
+	b := make([]byte, 244)
+	b[0], b[1], b[2] = 1, 1, 6
+	copy(b[28:], []byte{2, 0, 0, 0, 0, 1})
+	copy(b[236:], []byte{99, 130, 83, 99, 53, 1, 1, 255})
+	return b
+}
+
+// scan connects to every TCP port with bounded concurrency; a router that
+// rejects answers each with a reset at once, one that drops makes each
+// wait for its timeout.
+func scan(addr string) error {
+	ports := make(chan int)
+	var mu sync.Mutex
+	var open []int
+	var wg sync.WaitGroup
+	for range 256 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := net.Dialer{Timeout: 2 * time.Second}
+			for p := range ports {
+				c, err := d.Dial("tcp4", net.JoinHostPort(addr, strconv.Itoa(p)))
+				if err == nil {
+					c.Close()
+					mu.Lock()
+					open = append(open, p)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for p := 1; p <= 65535; p++ {
+		ports <- p
+	}
+	close(ports)
+	wg.Wait()
+	for _, p := range open {
+		fmt.Printf("tcp %d\n", p)
+	}
+	for port, probe := range udpProbes {
+		if answered(addr, port, probe) {
+			fmt.Printf("udp %d\n", port)
+		}
+	}
+	fmt.Println("scanned 65535 tcp ports and", len(udpProbes), "udp services")
+	return nil
+}
+
+// answered sends probe to addr:port and reports whether anything but an
+// ICMP error came back within a second.
+func answered(addr string, port int, probe []byte) bool {
+	c, err := net.Dial("udp4", net.JoinHostPort(addr, strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	buf := make([]byte, 1500)
+	for ctx.Err() == nil {
+		_, _ = c.Write(probe)
+		_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		n, err := c.Read(buf)
+		if err == nil && n > 0 && !bytes.Equal(buf[:n], probe) {
+			return true
+		}
+		var ne net.Error
+		if err != nil && !(errors.As(err, &ne) && ne.Timeout()) {
+			// ECONNREFUSED: the ICMP port unreachable a REJECT sends.
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return false
+}

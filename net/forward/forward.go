@@ -1,0 +1,211 @@
+// Package forward routes IPv4 between the router's interfaces (br-lan,
+// the WAN port, later tunnels) beside the gVisor stack: the flow fast
+// path of OpenWrt's software flow offload, with connection tracking, NAT
+// and the firewall on its slow path.
+//
+// Each Iface sits between a lower NIC (the bridge's host port for br-lan,
+// the WAN port's driver) and the router's stack endpoint above it, which
+// sees the Iface as its NIC. Every IPv4 frame sent to the interface's MAC
+// passes through the Forwarder first:
+//
+//   - frames for the router itself (its addresses, broadcasts) go up to
+//     the stack as they came, after the firewall's input chain for the
+//     zones that need one (the WAN);
+//   - everything else is handed to the connection tracker (net/nat). A
+//     packet of a known connection is rewritten there (NAT, TTL,
+//     checksums) and, with the next hop's MAC cached in the connection,
+//     sent straight out of the egress interface: one table lookup, no
+//     firewall, no gVisor. That is the fast path.
+//   - the first packet of a connection takes the slow path: nat asks the
+//     Forwarder (its Policy) what to do, which routes the packet, runs the
+//     firewall's forward chain and picks masquerading, port forwards and
+//     MSS clamping; the next hop's MAC comes from the stack's neighbour
+//     cache (ARP), once per connection and direction.
+//
+// gVisor's own forwarding, NAT and iptables are not used: its connection
+// tracking is internal to the stack, so a flow table beside it could not
+// share its state (ports chosen, TCP state), and its per-packet path
+// through iptables allocates. gVisor serves the router's own sockets only.
+//
+// Frames the stack transmits on a tracked interface (the WAN) pass through
+// the Iface too and are recorded as the router's own connections, so their
+// replies are accepted by the WAN's input chain as established traffic.
+//
+// Copies. A frame forwarded from br-lan is the bridge's copy (a gVisor
+// buffer the host port hands over by reference) and is rewritten in place
+// unless someone else still reads it. A frame from a NIC port is borrowed
+// and copied once into a pooled buffer. Either way the egress interface
+// gets the buffer by reference: br-lan's ports share it, a NIC transmits
+// from it. So a forwarded frame costs one copy and no allocation.
+package forward
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/firewall"
+	"github.com/gowrt/gowrt/net/nat"
+)
+
+// MaxIfaces bounds the interfaces of one Forwarder.
+const MaxIfaces = 8
+
+// Resolver finds the MAC address of a neighbour: the router's stack,
+// whose ARP cache (and requests) serve the forwarding path too.
+type Resolver interface {
+	// Resolve calls done once with addr's MAC on the interface, or ok =
+	// false when resolution failed. It may call done before returning
+	// (a cached neighbour), or later from another goroutine; done must
+	// not block.
+	Resolve(i *Iface, addr, local netip.Addr, done func(mac gnet.MAC, ok bool))
+}
+
+// Config configures a Forwarder.
+type Config struct {
+	// NAT configures the connection tracking table (sizes, timeouts).
+	NAT nat.Config
+	// Rules is the firewall (required); SetRules replaces it.
+	Rules *firewall.Ruleset
+	// Resolver finds next hops' MAC addresses (required).
+	Resolver Resolver
+	// MaxPending bounds the frames held while their next hop is being
+	// resolved (default 64); more are dropped and counted.
+	MaxPending int
+}
+
+// Forwarder routes between its interfaces.
+type Forwarder struct {
+	table    *nat.Table
+	rules    atomic.Pointer[firewall.Ruleset]
+	resolver Resolver
+
+	mu     sync.Mutex // guards ifaces' growth (appends happen before traffic)
+	ifaces [MaxIfaces]*Iface
+	n      atomic.Int32
+
+	pending    atomic.Int32
+	maxPending int32
+
+	Stats Stats
+}
+
+// Stats counts what the Forwarder did, without locks.
+type Stats struct {
+	Forwarded   atomic.Uint64 // packets sent out after a rewrite
+	FastPath    atomic.Uint64 // of those, with the next hop cached in the connection
+	Local       atomic.Uint64 // delivered to the router's stack
+	NoRoute     atomic.Uint64 // no interface for the destination
+	Rejected    atomic.Uint64 // answered with an ICMP error or a TCP reset
+	Answers     atomic.Uint64 // ICMP errors / resets actually sent
+	Unresolved  atomic.Uint64 // next hop did not answer ARP
+	PendingFull atomic.Uint64
+	TxErrors    atomic.Uint64 // egress NIC refused the frame (ring full, link down)
+	InputDrop   atomic.Uint64 // the input chain dropped or rejected a packet for the router
+}
+
+// ErrConfig reports an invalid configuration.
+var ErrConfig = errors.New("forward: invalid configuration")
+
+// New builds a Forwarder and its connection table.
+func New(cfg Config) (*Forwarder, error) {
+	if cfg.Rules == nil || cfg.Resolver == nil {
+		return nil, fmt.Errorf("%w: need a firewall ruleset and a resolver", ErrConfig)
+	}
+	if cfg.MaxPending <= 0 {
+		cfg.MaxPending = 64
+	}
+	f := &Forwarder{resolver: cfg.Resolver, maxPending: int32(cfg.MaxPending)}
+	f.rules.Store(cfg.Rules)
+	t, err := nat.New(cfg.NAT, policy{f})
+	if err != nil {
+		return nil, fmt.Errorf("forward: %w", err)
+	}
+	f.table = t
+	return f, nil
+}
+
+// Table returns the connection tracking table.
+func (f *Forwarder) Table() *nat.Table { return f.table }
+
+// Rules returns the firewall in use.
+func (f *Forwarder) Rules() *firewall.Ruleset { return f.rules.Load() }
+
+// SetRules replaces the firewall. Connections already tracked keep
+// flowing (as on Linux, a rule change does not cut established
+// connections); new ones see the new rules.
+func (f *Forwarder) SetRules(r *firewall.Ruleset) {
+	if r != nil {
+		f.rules.Store(r)
+	}
+}
+
+// iface returns interface id, or nil.
+func (f *Forwarder) iface(id nat.Iface) *Iface {
+	if int(id) >= int(f.n.Load()) {
+		return nil
+	}
+	return f.ifaces[id]
+}
+
+// Ifaces returns the interfaces in the order they were added.
+func (f *Forwarder) Ifaces() []*Iface {
+	n := int(f.n.Load())
+	return append([]*Iface(nil), f.ifaces[:n]...)
+}
+
+// isLocal reports whether a is one of the router's addresses, or a
+// broadcast address of one of its subnets.
+func (f *Forwarder) isLocal(a netip.Addr) bool {
+	if a == limitedBroadcast {
+		return true
+	}
+	n := int(f.n.Load())
+	for _, i := range f.ifaces[:n] {
+		p := i.prefix()
+		if !p.IsValid() {
+			continue
+		}
+		if p.Addr() == a || (p.Bits() < 31 && a == broadcastOf(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// route returns the interface and next hop for dst: the interface whose
+// subnet holds it (longest prefix), else the default route.
+func (f *Forwarder) route(dst netip.Addr) (*Iface, netip.Addr) {
+	var best *Iface
+	bits := -1
+	var def *Iface
+	n := int(f.n.Load())
+	for _, i := range f.ifaces[:n] {
+		p := i.prefix()
+		if p.IsValid() && p.Contains(dst) && p.Bits() > bits {
+			best, bits = i, p.Bits()
+		}
+		if def == nil && i.gateway().IsValid() {
+			def = i
+		}
+	}
+	if best != nil {
+		return best, dst
+	}
+	if def != nil {
+		return def, def.gateway()
+	}
+	return nil, netip.Addr{}
+}
+
+var limitedBroadcast = netip.AddrFrom4([4]byte{255, 255, 255, 255})
+
+func broadcastOf(p netip.Prefix) netip.Addr {
+	a := p.Addr().As4()
+	m := ^uint32(0) >> p.Bits()
+	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3]) | m
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+}

@@ -1,0 +1,445 @@
+package forward
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"sync"
+	"testing"
+
+	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/firewall"
+)
+
+// sinkNIC is a lower NIC that records what it is asked to transmit,
+// synchronously, and lets the test inject received frames.
+type sinkNIC struct {
+	mac  gnet.MAC
+	h    gnet.Handler
+	mu   sync.Mutex
+	sent [][]byte
+	keep bool // record frames (off in benchmarks)
+	n    int
+}
+
+func (s *sinkNIC) MACAddress() gnet.MAC            { return s.mac }
+func (s *sinkNIC) MTU() int                        { return gnet.DefaultMTU }
+func (s *sinkNIC) Capabilities() gnet.Capabilities { return 0 }
+func (s *sinkNIC) Link() gnet.LinkState {
+	return gnet.LinkState{Up: true, SpeedMbps: 1000, FullDuplex: true}
+}
+func (s *sinkNIC) Start(h gnet.Handler) error { s.h = h; return nil }
+func (s *sinkNIC) Stop()                      {}
+func (s *sinkNIC) Transmit(tb gnet.TxBuf) error {
+	s.mu.Lock()
+	s.n++
+	if s.keep {
+		var f []byte
+		for _, seg := range tb.Segments() {
+			f = append(f, seg...)
+		}
+		s.sent = append(s.sent, f)
+	}
+	s.mu.Unlock()
+	tb.Release()
+	return nil
+}
+
+func (s *sinkNIC) take(t testing.TB) []byte {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.sent) != 1 {
+		t.Fatalf("%v sent %d frames, want 1", s.mac, len(s.sent))
+	}
+	f := s.sent[0]
+	s.sent = nil
+	return f
+}
+
+func (s *sinkNIC) none(t testing.TB) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.sent) != 0 {
+		t.Fatalf("%v sent %d frames, want none", s.mac, len(s.sent))
+	}
+}
+
+// stackRecorder stands in for the router's stack above an Iface.
+type stackRecorder struct {
+	mu     sync.Mutex
+	frames [][]byte
+}
+
+func (r *stackRecorder) Receive(f []byte) {
+	r.mu.Lock()
+	r.frames = append(r.frames, append([]byte(nil), f...))
+	r.mu.Unlock()
+}
+func (r *stackRecorder) LinkChanged(gnet.LinkState) {}
+
+func (r *stackRecorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.frames)
+}
+
+// fakeResolver knows a fixed set of neighbours.
+type fakeResolver map[netip.Addr]gnet.MAC
+
+func (f fakeResolver) Resolve(_ *Iface, addr, _ netip.Addr, done func(gnet.MAC, bool)) {
+	m, ok := f[addr]
+	done(m, ok)
+}
+
+var (
+	lanMAC  = gnet.MAC{0x02, 0, 0, 0, 0, 0x01}
+	wanMAC  = gnet.MAC{0x02, 0, 0, 0, 0, 0x02}
+	hostMAC = gnet.MAC{0x02, 0, 0, 0, 0, 0x10}
+	gwMAC   = gnet.MAC{0x02, 0, 0, 0, 0, 0x20}
+
+	lanAddr = netip.MustParsePrefix("192.168.1.1/24")
+	wanAddr = netip.MustParsePrefix("10.99.0.50/24")
+	gw      = netip.MustParseAddr("10.99.0.1")
+	host    = netip.MustParseAddr("192.168.1.100")
+	remote  = netip.MustParseAddr("203.0.113.80")
+)
+
+type rig struct {
+	f            *Forwarder
+	lan, wan     *Iface
+	lanNIC       *sinkNIC
+	wanNIC       *sinkNIC
+	lanUp, wanUp *stackRecorder
+}
+
+func newRig(t testing.TB) *rig {
+	t.Helper()
+	fw, err := firewall.Load(firewall.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := fw.Compile(map[string]int{"lan": 0, "wan": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := New(Config{Rules: rules, Resolver: fakeResolver{host: hostMAC, gw: gwMAC}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &rig{f: f, lanNIC: &sinkNIC{mac: lanMAC, keep: true}, wanNIC: &sinkNIC{mac: wanMAC, keep: true},
+		lanUp: &stackRecorder{}, wanUp: &stackRecorder{}}
+	if g.lan, err = f.AddIface(IfaceConfig{Name: "lan", NIC: g.lanNIC}); err != nil {
+		t.Fatal(err)
+	}
+	if g.wan, err = f.AddIface(IfaceConfig{Name: "wan", NIC: g.wanNIC, Track: true}); err != nil {
+		t.Fatal(err)
+	}
+	g.lan.SetAddress(lanAddr, netip.Addr{})
+	g.wan.SetAddress(wanAddr, gw)
+	if err := g.lan.Start(g.lanUp); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.wan.Start(g.wanUp); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// frame builds an Ethernet+IPv4 frame; l4 is the transport header and
+// payload with its checksum field zero (it is computed here).
+func frame(dst, src gnet.MAC, from, to netip.AddrPort, proto, ttl uint8, l4 []byte) []byte {
+	b := make([]byte, 14+20+len(l4))
+	copy(b[0:6], dst[:])
+	copy(b[6:12], src[:])
+	b[12], b[13] = 0x08, 0x00
+	ip := b[14:]
+	ip[0] = 0x45
+	binary.BigEndian.PutUint16(ip[2:], uint16(20+len(l4)))
+	ip[8], ip[9] = ttl, proto
+	s, d := from.Addr().As4(), to.Addr().As4()
+	copy(ip[12:16], s[:])
+	copy(ip[16:20], d[:])
+	binary.BigEndian.PutUint16(ip[10:], checksum(ip[:20], 0))
+	seg := ip[20:]
+	copy(seg, l4)
+	switch proto {
+	case protoTCP, protoUDP:
+		binary.BigEndian.PutUint16(seg[0:], from.Port())
+		binary.BigEndian.PutUint16(seg[2:], to.Port())
+		ck := 16
+		if proto == protoUDP {
+			ck = 6
+			binary.BigEndian.PutUint16(seg[4:], uint16(len(seg)))
+		}
+		binary.BigEndian.PutUint16(seg[ck:], checksum(seg, pseudo(ip, len(seg))))
+	case protoICMP:
+		binary.BigEndian.PutUint16(seg[2:], checksum(seg, 0))
+	}
+	return b
+}
+
+func udp(payload int) []byte { return make([]byte, 8+payload) }
+
+func tcpSYN() []byte {
+	s := make([]byte, 20)
+	s[12] = 5 << 4
+	s[13] = 0x02
+	binary.BigEndian.PutUint16(s[14:], 65535)
+	return s
+}
+
+func echoRequest(id uint16) []byte {
+	s := make([]byte, 16)
+	s[0] = 8
+	binary.BigEndian.PutUint16(s[4:], id)
+	return s
+}
+
+func pseudo(ip []byte, n int) uint32 {
+	var sum uint32
+	for i := 12; i < 20; i += 2 {
+		sum += uint32(ip[i])<<8 | uint32(ip[i+1])
+	}
+	return sum + uint32(ip[9]) + uint32(n)
+}
+
+// checksum is the Internet checksum (RFC 1071) of b plus an initial sum.
+func checksum(b []byte, sum uint32) uint16 {
+	for i := 0; i+1 < len(b); i += 2 {
+		sum += uint32(b[i])<<8 | uint32(b[i+1])
+	}
+	if len(b)%2 == 1 {
+		sum += uint32(b[len(b)-1]) << 8
+	}
+	for sum>>16 != 0 {
+		sum = sum&0xffff + sum>>16
+	}
+	return ^uint16(sum)
+}
+
+// verify checks a frame's IPv4 header and transport checksums from scratch.
+func verify(t testing.TB, f []byte) {
+	t.Helper()
+	ip := f[14:]
+	if checksum(ip[:20], 0) != 0 {
+		t.Fatalf("IP header checksum wrong: % x", ip[:20])
+	}
+	seg := ip[20:binary.BigEndian.Uint16(ip[2:])]
+	switch ip[9] {
+	case protoTCP, protoUDP:
+		if checksum(seg, pseudo(ip, len(seg))) != 0 {
+			t.Fatalf("transport checksum wrong")
+		}
+	case protoICMP:
+		if checksum(seg, 0) != 0 {
+			t.Fatalf("ICMP checksum wrong")
+		}
+	}
+}
+
+func addrs(f []byte) (src, dst netip.AddrPort) {
+	ip := f[14:]
+	s, d := netip.AddrFrom4([4]byte(ip[12:16])), netip.AddrFrom4([4]byte(ip[16:20]))
+	var sp, dp uint16
+	if ip[9] == protoTCP || ip[9] == protoUDP {
+		sp, dp = binary.BigEndian.Uint16(ip[20:]), binary.BigEndian.Uint16(ip[22:])
+	}
+	return netip.AddrPortFrom(s, sp), netip.AddrPortFrom(d, dp)
+}
+
+// TestMasquerade: a LAN host's UDP packet leaves the WAN from the WAN
+// address to the gateway's MAC, the reply comes back to the host, and
+// from then on both directions take the fast path.
+func TestMasquerade(t *testing.T) {
+	g := newRig(t)
+	out := netip.AddrPortFrom(host, 5000)
+	to := netip.AddrPortFrom(remote, 53)
+	g.lan.Receive(frame(lanMAC, hostMAC, out, to, protoUDP, 64, udp(32)))
+	f := g.wanNIC.take(t)
+	verify(t, f)
+	src, dst := addrs(f)
+	if src.Addr() != wanAddr.Addr() || dst != to {
+		t.Fatalf("sent %v → %v, want from %v to %v", src, dst, wanAddr.Addr(), to)
+	}
+	if [6]byte(f[0:6]) != gwMAC || [6]byte(f[6:12]) != wanMAC || f[14+8] != 63 {
+		t.Fatalf("L2/TTL: dst %x src %x ttl %d", f[0:6], f[6:12], f[14+8])
+	}
+	g.lanNIC.none(t)
+
+	g.wan.Receive(frame(wanMAC, gwMAC, to, src, protoUDP, 60, udp(100)))
+	r := g.lanNIC.take(t)
+	verify(t, r)
+	rs, rd := addrs(r)
+	if rs != to || rd != out || [6]byte(r[0:6]) != hostMAC || [6]byte(r[6:12]) != lanMAC {
+		t.Fatalf("reply %v → %v (dst MAC %x), want %v → %v to %x", rs, rd, r[0:6], to, out, hostMAC)
+	}
+	if g.wanUp.count() != 0 {
+		t.Fatal("a forwarded reply reached the router's stack")
+	}
+	before := g.f.Stats.FastPath.Load()
+	g.lan.Receive(frame(lanMAC, hostMAC, out, to, protoUDP, 64, udp(32)))
+	g.wan.Receive(frame(wanMAC, gwMAC, to, src, protoUDP, 60, udp(100)))
+	verify(t, g.wanNIC.take(t))
+	verify(t, g.lanNIC.take(t))
+	if got := g.f.Stats.FastPath.Load() - before; got != 2 {
+		t.Fatalf("fast path took %d of 2 packets of an established flow", got)
+	}
+}
+
+// TestWANInput: fw4's wan zone rejects input: a TCP SYN to the router
+// gets a reset, a UDP datagram a port unreachable, while ping and DHCP
+// renewals (the default rules) reach the stack.
+func TestWANInput(t *testing.T) {
+	g := newRig(t)
+	peer := netip.AddrPortFrom(netip.MustParseAddr("10.99.0.7"), 40000)
+	me := func(port uint16) netip.AddrPort { return netip.AddrPortFrom(wanAddr.Addr(), port) }
+
+	g.wan.Receive(frame(wanMAC, gwMAC, peer, me(22), protoTCP, 64, tcpSYN()))
+	rst := g.wanNIC.take(t)
+	verify(t, rst)
+	if rst[14+9] != protoTCP || rst[14+20+13]&0x04 == 0 || [6]byte(rst[0:6]) != gwMAC {
+		t.Fatalf("no TCP reset to the sender: % x", rst[:14+40])
+	}
+	g.wan.Receive(frame(wanMAC, gwMAC, peer, me(53), protoUDP, 64, udp(20)))
+	icmp := g.wanNIC.take(t)
+	verify(t, icmp)
+	if icmp[14+9] != protoICMP || icmp[14+20] != icmpDestUnreachable || icmp[14+21] != codePortUnreachable {
+		t.Fatalf("no port unreachable: % x", icmp[:14+28])
+	}
+	if g.wanUp.count() != 0 {
+		t.Fatal("rejected packets reached the stack")
+	}
+	g.wan.Receive(frame(wanMAC, gwMAC, peer, me(0), protoICMP, 64, echoRequest(7)))
+	g.wan.Receive(frame(wanMAC, gwMAC, netip.AddrPortFrom(gw, 67), me(68), protoUDP, 64, udp(300)))
+	if g.wanUp.count() != 2 {
+		t.Fatalf("ping and DHCP renew: %d of 2 reached the stack", g.wanUp.count())
+	}
+	g.wanNIC.none(t)
+}
+
+// TestTTLExceeded: a packet that would leave with TTL 0 is answered with
+// ICMP time exceeded from the router's address on the ingress side.
+func TestTTLExceeded(t *testing.T) {
+	g := newRig(t)
+	g.lan.Receive(frame(lanMAC, hostMAC, netip.AddrPortFrom(host, 33434), netip.AddrPortFrom(remote, 33434), protoUDP, 1, udp(16)))
+	g.wanNIC.none(t)
+	a := g.lanNIC.take(t)
+	verify(t, a)
+	src, dst := addrs(a)
+	if src.Addr() != lanAddr.Addr() || dst.Addr() != host || a[14+20] != icmpTimeExceeded {
+		t.Fatalf("answer %v → %v type %d", src, dst, a[14+20])
+	}
+}
+
+// TestRouterTrafficTracked: the router's own query out of the WAN is
+// recorded, so its answer passes the input chain, while the same answer
+// unasked is rejected.
+func TestRouterTrafficTracked(t *testing.T) {
+	g := newRig(t)
+	me := netip.AddrPortFrom(wanAddr.Addr(), 41000)
+	ntp := netip.AddrPortFrom(remote, 123)
+	answer := frame(wanMAC, gwMAC, ntp, me, protoUDP, 60, udp(48))
+	g.wan.Receive(answer)
+	if g.wanUp.count() != 0 {
+		t.Fatal("an unsolicited UDP datagram reached the stack")
+	}
+	g.wanNIC.take(t) // the port unreachable
+	q := frame(gwMAC, wanMAC, me, ntp, protoUDP, 64, udp(48))
+	if err := g.wan.Transmit(&bytesTxBuf{q}); err != nil {
+		t.Fatal(err)
+	}
+	g.wanNIC.take(t)
+	g.wan.Receive(answer)
+	if g.wanUp.count() != 1 {
+		t.Fatal("the answer to the router's own query did not reach the stack")
+	}
+}
+
+// TestLANInputGoesUp: LAN packets for the router go to its stack
+// unchanged and do not enter the connection table.
+func TestLANInputGoesUp(t *testing.T) {
+	g := newRig(t)
+	f := frame(lanMAC, hostMAC, netip.AddrPortFrom(host, 40000), netip.AddrPortFrom(lanAddr.Addr(), 80), protoTCP, 64, tcpSYN())
+	g.lan.Receive(f)
+	if g.lanUp.count() != 1 || g.f.Table().Stats().Conns != 0 {
+		t.Fatalf("stack got %d frames, table has %d connections", g.lanUp.count(), g.f.Table().Stats().Conns)
+	}
+}
+
+type bytesTxBuf struct{ b []byte }
+
+func (b *bytesTxBuf) Segments() [][]byte { return [][]byte{b.b} }
+func (b *bytesTxBuf) Len() int           { return len(b.b) }
+func (b *bytesTxBuf) Release()           {}
+
+// established returns a rig with one TCP connection through NAT and the
+// frames of both directions, as the benchmarks and allocation tests send.
+func established(t testing.TB) (*rig, []byte, []byte) {
+	g := newRig(t)
+	out := netip.AddrPortFrom(host, 50000)
+	to := netip.AddrPortFrom(remote, 5201)
+	g.lan.Receive(frame(lanMAC, hostMAC, out, to, protoTCP, 64, tcpSYN()))
+	syn := g.wanNIC.take(t)
+	src, _ := addrs(syn)
+	synack := tcpSYN()
+	synack[13] = 0x12
+	g.wan.Receive(frame(wanMAC, gwMAC, to, src, protoTCP, 60, synack))
+	g.lanNIC.take(t)
+	ack := make([]byte, 20+1460)
+	ack[12], ack[13] = 5<<4, 0x10
+	up := frame(lanMAC, hostMAC, out, to, protoTCP, 64, ack)
+	down := frame(wanMAC, gwMAC, to, src, protoTCP, 60, ack)
+	g.lanNIC.keep, g.wanNIC.keep = false, false
+	return g, up, down
+}
+
+// TestFastPathAllocatesNothing: an established flow costs no allocation
+// in either direction.
+func TestFastPathAllocatesNothing(t *testing.T) {
+	g, up, down := established(t)
+	for range 10 { // warm the pools
+		g.lan.Receive(up)
+		g.wan.Receive(down)
+	}
+	if n := testing.AllocsPerRun(1000, func() { g.lan.Receive(up) }); n != 0 {
+		t.Errorf("LAN→WAN: %v allocations per packet", n)
+	}
+	if n := testing.AllocsPerRun(1000, func() { g.wan.Receive(down) }); n != 0 {
+		t.Errorf("WAN→LAN: %v allocations per packet", n)
+	}
+	if g.wanNIC.n < 1000 || g.lanNIC.n < 1000 {
+		t.Fatalf("sent %d / %d", g.wanNIC.n, g.lanNIC.n)
+	}
+}
+
+// BenchmarkFastPath forwards 1514-byte TCP frames of an established NATed
+// flow; BenchmarkCopyFrame, the copy each forwarded frame costs, is the
+// baseline to state it against.
+func BenchmarkFastPath(b *testing.B) {
+	g, up, down := established(b)
+	b.Run("lan-to-wan", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(up)))
+		for b.Loop() {
+			g.lan.Receive(up)
+		}
+	})
+	b.Run("wan-to-lan", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(down)))
+		for b.Loop() {
+			g.wan.Receive(down)
+		}
+	})
+}
+
+func BenchmarkCopyFrame(b *testing.B) {
+	src := make([]byte, 1514)
+	dst := make([]byte, 1514)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		copy(dst, src)
+	}
+}

@@ -1,0 +1,398 @@
+package forward
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/nat"
+	"gvisor.dev/gvisor/pkg/buffer"
+)
+
+// IfaceConfig describes one routed interface.
+type IfaceConfig struct {
+	Name string   // "lan", "wan": the firewall's network name
+	NIC  gnet.NIC // the lower NIC: br-lan's host port, a WAN driver
+	// Track records the router's own transmissions in the connection
+	// table, so that their replies pass the input chain as established
+	// traffic. Set it on interfaces whose zone rejects input (the WAN).
+	Track bool
+	// Intercept, if set, sees each received frame first and keeps those
+	// it returns true for (borrowed, as from a driver): the WAN's DHCP
+	// client takes its replies this way before the interface has an
+	// address.
+	Intercept func(frame []byte) bool
+	// StackNIC is the number the router's stack knows the interface by
+	// (for the Resolver).
+	StackNIC int32
+}
+
+// Iface is one routed interface: the NIC the stack's endpoint above it
+// uses, and the handler of the lower NIC below it.
+type Iface struct {
+	f         *Forwarder
+	id        nat.Iface
+	name      string
+	lower     gnet.NIC
+	viewTx    viewTransmitter // lower's by-reference transmit, if it has one
+	track     bool
+	intercept func([]byte) bool
+	stackNIC  int32
+	mac       gnet.MAC
+	mtu       int
+
+	addr atomic.Pointer[netip.Prefix]
+	gw   atomic.Pointer[netip.Addr]
+
+	hmu    sync.RWMutex
+	upper  gnet.Handler
+	upView viewHandler
+
+	txMu    sync.Mutex
+	scratch [gnet.RxBufSize]byte // flattens gathered frames for tracking
+}
+
+// viewHandler takes frames by reference (netstack.Endpoint; the same
+// method as net/bridge's ViewHandler).
+type viewHandler interface {
+	ReceiveView(v *buffer.View)
+}
+
+// viewTransmitter sends a frame held in a gVisor buffer without copying
+// it: the caller keeps its reference (bridge.HostNIC.TransmitView).
+type viewTransmitter interface {
+	TransmitView(v *buffer.View) error
+}
+
+var (
+	_ gnet.NIC     = (*Iface)(nil)
+	_ gnet.Handler = (*Iface)(nil)
+	_ viewHandler  = (*Iface)(nil)
+	_ gnet.TxWaker = (*Iface)(nil)
+)
+
+// AddIface adds an interface. Interfaces are added before traffic flows;
+// their numbers (nat.Iface) are given in order from 0.
+func (f *Forwarder) AddIface(c IfaceConfig) (*Iface, error) {
+	if c.NIC == nil || c.Name == "" {
+		return nil, fmt.Errorf("%w: interface needs a name and a NIC", ErrConfig)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := int(f.n.Load())
+	if n == MaxIfaces {
+		return nil, fmt.Errorf("%w: more than %d interfaces", ErrConfig, MaxIfaces)
+	}
+	for _, o := range f.ifaces[:n] {
+		if o.name == c.Name {
+			return nil, fmt.Errorf("%w: duplicate interface %q", ErrConfig, c.Name)
+		}
+	}
+	i := &Iface{
+		f: f, id: nat.Iface(n), name: c.Name, lower: c.NIC, track: c.Track,
+		intercept: c.Intercept, stackNIC: c.StackNIC,
+		mac: c.NIC.MACAddress(), mtu: c.NIC.MTU(),
+	}
+	i.viewTx, _ = c.NIC.(viewTransmitter)
+	f.ifaces[n] = i
+	f.n.Store(int32(n + 1))
+	return i, nil
+}
+
+// ID is the interface's number in the connection table and the firewall.
+func (i *Iface) ID() nat.Iface { return i.id }
+
+// Name is the interface's network name.
+func (i *Iface) Name() string { return i.name }
+
+// StackNIC is the router stack's number for the interface.
+func (i *Iface) StackNIC() int32 { return i.stackNIC }
+
+// Lower returns the NIC below the interface.
+func (i *Iface) Lower() gnet.NIC { return i.lower }
+
+// SetAddress sets the interface's address and prefix and its default
+// gateway (invalid: none), as a DHCP lease or static configuration gives
+// them. A changed address flushes the connections masqueraded to the
+// old one: their peers would answer an address the router no longer has.
+func (i *Iface) SetAddress(p netip.Prefix, gw netip.Addr) {
+	var old netip.Prefix
+	if o := i.addr.Load(); o != nil {
+		old = *o
+	}
+	if p.IsValid() {
+		i.addr.Store(&p)
+	} else {
+		i.addr.Store(nil)
+	}
+	if gw.IsValid() {
+		i.gw.Store(&gw)
+	} else {
+		i.gw.Store(nil)
+	}
+	if old.IsValid() && old.Addr() != p.Addr() {
+		i.f.table.SetAddress(old.Addr(), p.Addr())
+	}
+}
+
+// Address returns the interface's address (invalid when it has none).
+func (i *Iface) Address() netip.Prefix { return i.prefix() }
+
+// Gateway returns the interface's default gateway (invalid: none).
+func (i *Iface) Gateway() netip.Addr { return i.gateway() }
+
+func (i *Iface) prefix() netip.Prefix {
+	if p := i.addr.Load(); p != nil {
+		return *p
+	}
+	return netip.Prefix{}
+}
+
+func (i *Iface) gateway() netip.Addr {
+	if g := i.gw.Load(); g != nil {
+		return *g
+	}
+	return netip.Addr{}
+}
+
+func (i *Iface) up() bool { return i.lower.Link().Up }
+
+// MACAddress implements net.NIC.
+func (i *Iface) MACAddress() gnet.MAC { return i.mac }
+
+// MTU implements net.NIC.
+func (i *Iface) MTU() int { return i.mtu }
+
+// Capabilities implements net.NIC: the lower NIC's.
+func (i *Iface) Capabilities() gnet.Capabilities { return i.lower.Capabilities() }
+
+// Link implements net.NIC.
+func (i *Iface) Link() gnet.LinkState { return i.lower.Link() }
+
+// Start implements net.NIC: it starts the lower NIC with the interface
+// as its handler.
+func (i *Iface) Start(h gnet.Handler) error {
+	if h == nil {
+		return errors.New("forward: nil handler")
+	}
+	i.hmu.Lock()
+	i.upper = h
+	i.upView, _ = h.(viewHandler)
+	i.hmu.Unlock()
+	return i.lower.Start(i)
+}
+
+// Stop implements net.NIC.
+func (i *Iface) Stop() {
+	i.lower.Stop()
+	i.hmu.Lock()
+	i.upper, i.upView = nil, nil
+	i.hmu.Unlock()
+}
+
+// Transmit implements net.NIC: the stack's frames go to the lower NIC,
+// recorded in the connection table first on a tracked interface.
+func (i *Iface) Transmit(tb gnet.TxBuf) error {
+	if i.track {
+		i.trackOutput(tb)
+	}
+	return i.lower.Transmit(tb)
+}
+
+func (i *Iface) trackOutput(tb gnet.TxBuf) {
+	segs := tb.Segments()
+	if len(segs) == 0 || len(segs[0]) < gnet.EthHeaderLen || etherType(segs[0]) != etherIPv4 {
+		return
+	}
+	if len(segs) == 1 {
+		i.f.table.Output(segs[0][gnet.EthHeaderLen:], i.id)
+		return
+	}
+	i.txMu.Lock()
+	k := 0
+	for _, s := range segs {
+		k += copy(i.scratch[k:], s)
+	}
+	i.f.table.Output(i.scratch[gnet.EthHeaderLen:k], i.id)
+	i.txMu.Unlock()
+}
+
+// LinkChanged implements net.Handler: passed up.
+func (i *Iface) LinkChanged(ls gnet.LinkState) {
+	i.hmu.RLock()
+	h := i.upper
+	i.hmu.RUnlock()
+	if h != nil {
+		h.LinkChanged(ls)
+	}
+}
+
+// TxReady implements net.TxWaker: passed up to a stack endpoint that
+// queues.
+func (i *Iface) TxReady() {
+	i.hmu.RLock()
+	h := i.upper
+	i.hmu.RUnlock()
+	if w, ok := h.(gnet.TxWaker); ok {
+		w.TxReady()
+	}
+}
+
+// Receive implements net.Handler for a lower NIC that lends its frames.
+func (i *Iface) Receive(frame []byte) {
+	if i.intercept != nil && i.intercept(frame) {
+		return
+	}
+	switch i.classify(frame) {
+	case passUp:
+		i.deliverFrame(frame)
+		return
+	case filtered:
+		return
+	}
+	v := buffer.NewViewSize(len(frame))
+	copy(v.AsSlice(), frame) // fresh and unshared
+	i.f.process(i, v)
+}
+
+// ReceiveView takes frames by reference from a lower NIC that hands them
+// over (br-lan's host port).
+func (i *Iface) ReceiveView(v *buffer.View) {
+	b := v.AsSlice()
+	if i.intercept != nil && i.intercept(b) {
+		v.Release()
+		return
+	}
+	switch i.classify(b) {
+	case passUp:
+		i.deliverView(v)
+		return
+	case filtered:
+		v.Release()
+		return
+	}
+	// Others (br-lan's egress ports) may still read this memory: take a
+	// private copy before rewriting, if and only if it is shared.
+	_, _ = v.WriteAt(b[:0], 0)
+	i.f.process(i, v)
+}
+
+const (
+	etherIPv4 = 0x0800
+	ipv4Min   = 20
+)
+
+func etherType(b []byte) uint16 { return binary.BigEndian.Uint16(b[12:14]) }
+
+// What the Forwarder does with a received frame.
+type class uint8
+
+const (
+	route    class = iota // IPv4 unicast to the interface's MAC: the Forwarder's
+	passUp                // not IPv4 (ARP) or not for the router: the stack's to judge
+	filtered              // an IPv4 broadcast or multicast the input chain refused
+)
+
+// classify sorts a received frame. IPv4 unicast to the interface's MAC
+// is the Forwarder's to route; an IPv4 broadcast or multicast on a
+// tracked interface (the WAN) meets the input chain before the stack
+// sees it, so no WAN broadcast reaches a service the firewall keeps
+// closed; everything else (ARP, frames for other MACs) goes up as it is.
+func (i *Iface) classify(b []byte) class {
+	if len(b) < gnet.EthHeaderLen+ipv4Min || etherType(b) != etherIPv4 {
+		return passUp
+	}
+	if b[0]&1 == 0 {
+		if [6]byte(b[0:6]) == i.mac {
+			return route
+		}
+		return passUp
+	}
+	if !i.track {
+		return passUp
+	}
+	p, ok := peek(b[gnet.EthHeaderLen:])
+	if !ok {
+		i.f.Stats.InputDrop.Add(1)
+		return filtered
+	}
+	p.In = uint8(i.id)
+	if verdict(i.f.rules.Load().Input(&p)) != nat.Forward {
+		i.f.Stats.InputDrop.Add(1)
+		return filtered
+	}
+	return passUp
+}
+
+// deliverFrame passes a borrowed frame up to the stack.
+func (i *Iface) deliverFrame(b []byte) {
+	i.hmu.RLock()
+	h := i.upper
+	i.hmu.RUnlock()
+	if h != nil {
+		h.Receive(b)
+	}
+}
+
+// deliverView passes a frame up to the stack by reference.
+func (i *Iface) deliverView(v *buffer.View) {
+	i.hmu.RLock()
+	h, vh := i.upper, i.upView
+	i.hmu.RUnlock()
+	switch {
+	case vh != nil:
+		vh.ReceiveView(v)
+	case h != nil:
+		h.Receive(v.AsSlice())
+		v.Release()
+	default:
+		v.Release()
+	}
+}
+
+// transmit sends the frame in v out of the interface and releases v.
+func (i *Iface) transmit(v *buffer.View) bool {
+	if i.viewTx != nil {
+		err := i.viewTx.TransmitView(v)
+		v.Release()
+		if err != nil {
+			i.f.Stats.TxErrors.Add(1)
+			return false
+		}
+		return true
+	}
+	tb := newTxBuf(v)
+	if err := i.lower.Transmit(tb); err != nil {
+		tb.Release()
+		i.f.Stats.TxErrors.Add(1)
+		return false
+	}
+	return true
+}
+
+// txBuf lends a gVisor buffer to a NIC as a TxBuf; both come from pools.
+type txBuf struct {
+	v    *buffer.View
+	segs [1][]byte
+}
+
+var txBufPool = sync.Pool{New: func() any { return new(txBuf) }}
+
+func newTxBuf(v *buffer.View) *txBuf {
+	t := txBufPool.Get().(*txBuf)
+	t.v = v
+	t.segs[0] = v.AsSlice()
+	return t
+}
+
+func (t *txBuf) Segments() [][]byte { return t.segs[:] }
+func (t *txBuf) Len() int           { return len(t.segs[0]) }
+func (t *txBuf) Release() {
+	t.v.Release()
+	t.v, t.segs[0] = nil, nil
+	txBufPool.Put(t)
+}

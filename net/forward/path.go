@@ -1,0 +1,220 @@
+package forward
+
+import (
+	"net/netip"
+	"sync"
+
+	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/firewall"
+	"github.com/gowrt/gowrt/net/nat"
+	"gvisor.dev/gvisor/pkg/buffer"
+)
+
+// process runs one routable frame, held in v (writable, owned), through
+// the connection table and acts on the verdict. It consumes v.
+func (f *Forwarder) process(in *Iface, v *buffer.View) {
+	b := v.AsSlice()
+	pkt := b[gnet.EthHeaderLen:]
+	if !in.track {
+		// A zone without tracked input (br-lan): packets for the router
+		// need only the input chain, and never touch the table, which
+		// holds forwarded and WAN connections.
+		if p, ok := peek(pkt); ok && f.isLocal(p.Dst) {
+			p.In = uint8(in.id)
+			if verdict(f.rules.Load().Input(&p)) != nat.Forward {
+				f.Stats.InputDrop.Add(1)
+				v.Release()
+				return
+			}
+			f.Stats.Local.Add(1)
+			in.deliverView(v)
+			return
+		}
+	}
+	vd := f.table.Forward(pkt, in.id)
+	switch vd.Action {
+	case nat.Forward:
+		f.send(v, vd)
+	case nat.Local:
+		f.Stats.Local.Add(1)
+		in.deliverView(v)
+	case nat.Reject:
+		f.Stats.Rejected.Add(1)
+		f.answer(in, b, vd)
+		v.Release()
+	default:
+		if vd.Reason == nat.TTLExceeded {
+			f.answer(in, b, vd)
+		}
+		v.Release()
+	}
+}
+
+// send puts a rewritten packet on its egress interface: at once with the
+// connection's cached next hop (the fast path), else after resolving it.
+func (f *Forwarder) send(v *buffer.View, vd nat.Verdict) {
+	out := f.iface(vd.Out)
+	if out == nil || vd.Conn == nil {
+		v.Release()
+		return
+	}
+	b := v.AsSlice()
+	if h := vd.Hop(); h.Valid && h.Out == vd.Out {
+		copy(b[0:6], h.Dst[:])
+		copy(b[6:12], h.Src[:])
+		if out.transmit(v) {
+			f.Stats.Forwarded.Add(1)
+			f.Stats.FastPath.Add(1)
+		}
+		return
+	}
+	dst := netip.AddrFrom4([4]byte(b[gnet.EthHeaderLen+16 : gnet.EthHeaderLen+20]))
+	hop := dst
+	if p := out.prefix(); !p.IsValid() || !p.Contains(dst) {
+		hop = out.gateway()
+	}
+	local := out.prefix().Addr()
+	if !hop.IsValid() || !local.IsValid() {
+		f.Stats.NoRoute.Add(1)
+		v.Release()
+		return
+	}
+	if f.pending.Add(1) > f.maxPending {
+		f.pending.Add(-1)
+		f.Stats.PendingFull.Add(1)
+		v.Release()
+		return
+	}
+	p := &pendingFrame{f: f, out: out, v: v, vd: vd}
+	p.mu.Lock()
+	p.inCall = true
+	p.mu.Unlock()
+	f.resolver.Resolve(out, hop, local, p.resolved)
+	p.mu.Lock()
+	p.inCall = false
+	got := p.got
+	p.mu.Unlock()
+	if got {
+		p.finish()
+	}
+}
+
+// pendingFrame is a forwarded frame waiting for its next hop's MAC.
+type pendingFrame struct {
+	f   *Forwarder
+	out *Iface
+	v   *buffer.View
+	vd  nat.Verdict // the connection and direction to cache the hop in
+
+	mu     sync.Mutex
+	inCall bool // Resolve has not returned yet: send runs finish itself
+	got    bool
+	mac    gnet.MAC
+	ok     bool
+}
+
+// resolved is the Resolver's callback. Called during Resolve it leaves
+// the sending to send; called later (from the stack's ARP handling,
+// under its locks) it sends from a goroutine of its own.
+func (p *pendingFrame) resolved(mac gnet.MAC, ok bool) {
+	p.mu.Lock()
+	p.mac, p.ok, p.got = mac, ok, true
+	inCall := p.inCall
+	p.mu.Unlock()
+	if !inCall {
+		go p.finish()
+	}
+}
+
+func (p *pendingFrame) finish() {
+	f := p.f
+	f.pending.Add(-1)
+	if !p.ok {
+		f.Stats.Unresolved.Add(1)
+		p.v.Release()
+		return
+	}
+	h := nat.Hop{Valid: true, Out: p.out.id, Dst: p.mac, Src: p.out.mac}
+	p.vd.SetHop(h)
+	b := p.v.AsSlice()
+	copy(b[0:6], h.Dst[:])
+	copy(b[6:12], h.Src[:])
+	if p.out.transmit(p.v) {
+		f.Stats.Forwarded.Add(1)
+	}
+}
+
+// maxAnswer is the largest ICMP error the router sends: RFC 1812 4.3.2.3
+// caps them at 576 bytes of IP datagram.
+const maxAnswer = 576
+
+// answer sends the ICMP error or TCP reset a verdict calls for back to the
+// frame's sender, the link-layer neighbour it came from (no ARP needed).
+func (f *Forwarder) answer(in *Iface, frame []byte, vd nat.Verdict) {
+	src := in.prefix()
+	if !src.IsValid() {
+		return
+	}
+	pkt := frame[gnet.EthHeaderLen:]
+	v := buffer.NewViewSize(gnet.EthHeaderLen + maxAnswer)
+	b := v.AsSlice()
+	var n int
+	switch {
+	case vd.Reason == nat.TTLExceeded:
+		n = nat.ICMPError(b[gnet.EthHeaderLen:], pkt, icmpTimeExceeded, 0, src.Addr())
+	case len(pkt) > 9 && pkt[9] == protoTCP:
+		n = nat.TCPReset(b[gnet.EthHeaderLen:], pkt)
+	default:
+		n = nat.ICMPError(b[gnet.EthHeaderLen:], pkt, icmpDestUnreachable, codePortUnreachable, src.Addr())
+	}
+	if n == 0 {
+		v.Release()
+		return
+	}
+	copy(b[0:6], frame[6:12])
+	copy(b[6:12], in.mac[:])
+	b[12], b[13] = etherIPv4>>8, etherIPv4&0xff
+	v.CapLength(gnet.EthHeaderLen + n)
+	if in.transmit(v) {
+		f.Stats.Answers.Add(1)
+	}
+}
+
+// ICMP and IP numbers (RFC 792, RFC 790).
+const (
+	icmpDestUnreachable = 3
+	codePortUnreachable = 3
+	icmpTimeExceeded    = 11
+	protoICMP           = 1
+	protoTCP            = 6
+	protoUDP            = 17
+)
+
+// peek reads what the input chain matches on from an IPv4 packet: the
+// addresses, the protocol, the ports or the ICMP type. It does not check
+// checksums; ok is false for a packet too short to say.
+func peek(p []byte) (firewall.Packet, bool) {
+	if len(p) < ipv4Min || p[0]>>4 != 4 {
+		return firewall.Packet{}, false
+	}
+	ihl := int(p[0]&0x0f) * 4
+	if ihl < ipv4Min || len(p) < ihl {
+		return firewall.Packet{}, false
+	}
+	fp := firewall.Packet{
+		Proto: p[9],
+		Src:   netip.AddrFrom4([4]byte(p[12:16])),
+		Dst:   netip.AddrFrom4([4]byte(p[16:20])),
+	}
+	l4 := p[ihl:]
+	first := p[6]&0x1f == 0 && p[7] == 0 // fragment offset 0: transport header present
+	switch {
+	case !first:
+	case (fp.Proto == protoTCP || fp.Proto == protoUDP) && len(l4) >= 4:
+		fp.SrcPort = uint16(l4[0])<<8 | uint16(l4[1])
+		fp.DstPort = uint16(l4[2])<<8 | uint16(l4[3])
+	case fp.Proto == protoICMP && len(l4) >= 1:
+		fp.ICMPType = l4[0]
+	}
+	return fp, true
+}

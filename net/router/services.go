@@ -1,0 +1,210 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/gowrt/gowrt/net/dhcp/dhcpd"
+	"github.com/gowrt/gowrt/net/dns/dnsfwd"
+	"github.com/gowrt/gowrt/net/sntp"
+	"github.com/gowrt/gowrt/sys/clock"
+	"github.com/gowrt/gowrt/sys/event"
+
+	"github.com/miekg/dns"
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
+	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/udp"
+	"gvisor.dev/gvisor/pkg/waiter"
+)
+
+// services are the router's own servers on br-lan and their clients on
+// the WAN, and the event bus that orders them.
+type services struct {
+	bus      *event.Bus
+	dhcp     *dhcpd.Server
+	dhcpConn net.PacketConn
+	dns      *dnsfwd.Forwarder
+	dnsUDP   net.PacketConn
+	dnsTCP   net.Listener
+	ntp      *sntp.Client
+	clock    *clock.System
+}
+
+// Events returns the router's event bus: WAN up and down (after the
+// address, routes and NAT address are in place), time synced.
+func (r *Router) Events() *event.Bus { return r.svc.bus }
+
+// Ports of the services (RFC 2131 4.1, RFC 1035 4.2).
+const (
+	dhcpServerPort = 67
+	dnsPort        = 53
+)
+
+func (r *Router) startServices() error {
+	sv := &r.svc
+	sv.bus = event.NewBus()
+	sv.clock = r.cfg.Clock
+	if sv.clock == nil {
+		sv.clock = clock.NewSystem()
+	}
+	if st := r.cfg.TimeStore; st != nil {
+		if t, err := sv.clock.Restore(st); err != nil {
+			fmt.Printf("router: last known time: %v\n", err)
+		} else {
+			fmt.Printf("router: clock set to the last known time %s\n", t.UTC().Format(time.RFC3339))
+		}
+	}
+	lan := r.cfg.LANAddr
+	if !r.cfg.DHCP.Disabled {
+		d := r.cfg.DHCP
+		srv, err := dhcpd.New(dhcpd.Config{Addr: lan, Start: d.Start, Limit: d.Limit, LeaseTime: d.LeaseTime,
+			Domain: d.Domain, Static: d.Static, Store: r.cfg.LeaseStore})
+		if err != nil {
+			return fmt.Errorf("router: DHCP server: %w", err)
+		}
+		if err := srv.LoadError(); err != nil {
+			fmt.Printf("router: DHCP leases: %v (starting with none)\n", err)
+		}
+		conn, err := r.listenUDP(nicLAN, netip.Addr{}, dhcpServerPort, true)
+		if err != nil {
+			return fmt.Errorf("router: DHCP server: %w", err)
+		}
+		sv.dhcp, sv.dhcpConn = srv, conn
+		r.wg.Add(1)
+		go func() { defer r.wg.Done(); _ = srv.Serve(conn) }()
+	}
+	var local dnsfwd.LocalNames
+	if sv.dhcp != nil {
+		local = sv.dhcp
+	}
+	f, err := dnsfwd.New(dnsfwd.Config{Domain: "lan", RouterName: r.cfg.Hostname, RouterAddr: lan.Addr(),
+		Local: local, Upstreams: r.upstreams, Dial: r.dial, RebindProtection: true})
+	if err != nil {
+		return fmt.Errorf("router: DNS forwarder: %w", err)
+	}
+	sv.dns = f
+	if sv.dnsUDP, err = r.listenUDP(nicLAN, lan.Addr(), dnsPort, false); err != nil {
+		return fmt.Errorf("router: DNS: %w", err)
+	}
+	if sv.dnsTCP, err = gonet.ListenTCP(r.s, tcpip.FullAddress{NIC: nicLAN, Addr: tcpip.AddrFrom4(lan.Addr().As4()), Port: dnsPort}, ipv4.ProtocolNumber); err != nil {
+		return fmt.Errorf("router: DNS over TCP: %w", err)
+	}
+	r.wg.Add(2)
+	go func() { defer r.wg.Done(); _ = f.ServeUDP(sv.dnsUDP) }()
+	go func() { defer r.wg.Done(); _ = f.ServeTCP(sv.dnsTCP) }()
+
+	if r.cfg.NTPServers == nil || len(r.cfg.NTPServers) > 0 {
+		c, err := sntp.New(sntp.Config{Servers: r.cfg.NTPServers, Resolve: r.resolve, Dial: r.dial,
+			Clock: sv.clock, Synced: sv.bus.Time})
+		if err != nil {
+			return fmt.Errorf("router: SNTP: %w", err)
+		}
+		sv.ntp = c
+		wan := sv.bus.WAN.Subscribe(0)
+		r.wg.Add(1)
+		go func() { defer r.wg.Done(); defer wan.Close(); _ = c.Run(r.ctx, wan.C()) }()
+	}
+	if st := r.cfg.TimeStore; st != nil {
+		k := &clock.Keeper{Clock: sv.clock, Store: st}
+		synced := sv.bus.Time.Subscribe(0)
+		r.wg.Add(1)
+		go func() { defer r.wg.Done(); defer synced.Close(); _ = k.Run(r.ctx, synced.C()) }()
+	}
+	return nil
+}
+
+func (r *Router) stopServices() {
+	sv := &r.svc
+	for _, c := range []interface{ Close() error }{sv.dhcpConn, sv.dnsUDP, sv.dnsTCP} {
+		if c != nil {
+			_ = c.Close()
+		}
+	}
+	if sv.dhcp != nil {
+		_ = sv.dhcp.Flush() // renewals not saved yet
+	}
+}
+
+// listenUDP opens a UDP socket on the router's stack, bound to port on
+// NIC nic (any of its addresses when addr is invalid); broadcast lets it
+// send to 255.255.255.255 (the DHCP server's answers to clients without
+// an address yet).
+func (r *Router) listenUDP(nic tcpip.NICID, addr netip.Addr, port uint16, broadcast bool) (*gonet.UDPConn, error) {
+	var wq waiter.Queue
+	ep, e := r.s.NewEndpoint(udp.ProtocolNumber, ipv4.ProtocolNumber, &wq)
+	if e != nil {
+		return nil, fmt.Errorf("UDP socket: %v", e)
+	}
+	ep.SocketOptions().SetBroadcast(broadcast)
+	fa := tcpip.FullAddress{NIC: nic, Port: port}
+	if addr.IsValid() {
+		fa.Addr = tcpip.AddrFrom4(addr.As4())
+	}
+	if broadcast {
+		// Bound to the interface so that its broadcasts leave there.
+		if e := ep.SocketOptions().SetBindToDevice(int32(nic)); e != nil {
+			ep.Close()
+			return nil, fmt.Errorf("UDP socket: bind to device: %v", e)
+		}
+	}
+	if e := ep.Bind(fa); e != nil {
+		ep.Close()
+		return nil, fmt.Errorf("UDP port %d: %v", port, e)
+	}
+	return gonet.NewUDPConn(&wq, ep), nil
+}
+
+// dial connects to addr over the router's stack (the DNS forwarder's
+// upstreams, SNTP servers: all reached through the WAN's routes).
+func (r *Router) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || !ap.Addr().Is4() {
+		return nil, fmt.Errorf("router: dial %q: need an IPv4 address and port", addr)
+	}
+	fa := tcpip.FullAddress{Addr: tcpip.AddrFrom4(ap.Addr().As4()), Port: ap.Port()}
+	switch network {
+	case "udp", "udp4":
+		return gonet.DialUDP(r.s, nil, &fa, ipv4.ProtocolNumber)
+	case "tcp", "tcp4":
+		return gonet.DialContextTCP(ctx, r.s, fa, ipv4.ProtocolNumber)
+	}
+	return nil, fmt.Errorf("router: dial: network %q", network)
+}
+
+// resolve looks host up through the router's own DNS forwarder, as a LAN
+// client would, so SNTP's server names share its cache and its upstreams.
+func (r *Router) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	c := &dns.Client{Net: "udp", Timeout: 5 * time.Second}
+	conn, err := r.dial(ctx, "udp", netip.AddrPortFrom(r.cfg.LANAddr.Addr(), dnsPort).String())
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(host), dns.TypeA)
+	m.RecursionDesired = true
+	in, _, err := c.ExchangeWithConnContext(ctx, m, &dns.Conn{Conn: conn})
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", host, err)
+	}
+	if in.Rcode != dns.RcodeSuccess {
+		return nil, fmt.Errorf("resolve %s: %s", host, dns.RcodeToString[in.Rcode])
+	}
+	var out []netip.Addr
+	for _, rr := range in.Answer {
+		if a, ok := rr.(*dns.A); ok {
+			if ip, ok := netip.AddrFromSlice(a.A.To4()); ok {
+				out = append(out, ip)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("resolve " + host + ": no IPv4 address")
+	}
+	return out, nil
+}
