@@ -15,9 +15,13 @@ import (
 	"github.com/gowrt/gowrt/board"
 	"github.com/gowrt/gowrt/board/sim"
 	"github.com/gowrt/gowrt/internal/netns"
+	"github.com/gowrt/gowrt/internal/testrouter"
+	"github.com/gowrt/gowrt/internal/wantest"
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/router"
 )
+
+func TestMain(m *testing.M) { wantest.Main(m) }
 
 // rig is a sim board with both MACs as LAN ports (or GE1 as the WAN
 // port), the router on it, and a Linux host in a namespace on each port's
@@ -368,4 +372,61 @@ func TestSimWANCounters(t *testing.T) {
 	if after.Drops["rx-oversize"] != 1 || after.Drops["stack-oversize"] != 1 || len(after.Drops) != 2 {
 		t.Fatalf("wan drops %v, want rx-oversize 1 (1600 bytes) and stack-oversize 1 (1530 bytes)", after.Drops)
 	}
+}
+
+// TestSimRouterWAN is the router's whole job (wantest.CheckRouter: WAN
+// DHCP, NAT, firewall, DHCP server, DNS forwarder) on the sim board: the
+// unmodified arge driver behind its MAC models, GE0 as the WAN port
+// cabled to an ISP's dnsmasq, GE1 as the LAN port cabled to a switch
+// with two dhclient hosts.
+func TestSimRouterWAN(t *testing.T) {
+	netns.RequireRoot(t)
+	taps := [2]string{fmt.Sprintf("gww%d-0", os.Getpid()), fmt.Sprintf("gww%d-1", os.Getpid())}
+	var mu sync.Mutex
+	var logs []string
+	b := sim.New(sim.Config{Seed: 11, Log: func(f string, a ...any) {
+		mu.Lock()
+		logs = append(logs, fmt.Sprintf(f, a...))
+		mu.Unlock()
+	}, Ports: []sim.PortConfig{
+		{Name: "wan", Role: board.WAN, TAP: taps[0], MAC: gnet.MAC{2, 0, 0x67, 0x77, 0x72, 0x20}},
+		{Name: "lan", Role: board.LAN, TAP: taps[1], MAC: gnet.MAC{2, 0, 0x67, 0x77, 0x72, 0x21}},
+	}})
+	t.Cleanup(func() { _ = b.Close() })
+	ports, err := b.Ports()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := testrouter.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Board = "sim"
+	for _, p := range ports {
+		rp := router.Port{Name: p.Name, NIC: p.NIC}
+		if p.Role == board.WAN {
+			cfg.WAN = &rp
+		} else {
+			cfg.LAN = append(cfg.LAN, rp)
+		}
+	}
+	r, err := router.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, l := range logs {
+			if strings.Contains(l, "MISUSE") {
+				t.Errorf("model: %s", l)
+			}
+		}
+	})
+	far := wantest.New(t, taps[0], 2*time.Minute)
+	far.CheckRouter(t, wantest.Switch(t, taps[1]))
 }

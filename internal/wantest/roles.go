@@ -22,9 +22,19 @@ import (
 // Main runs the tests, or, in a test binary started again by this package
 // inside a namespace, the server role it was started for.
 func Main(m *testing.M) {
+	if code, ok := RunRole(); ok {
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// RunRole plays the server role the test binary was started again for,
+// if it was, and returns its exit code and true; otherwise false. A
+// TestMain that does more than Main calls it first.
+func RunRole() (int, bool) {
 	role := os.Getenv(roleEnv)
 	if role == "" {
-		os.Exit(m.Run())
+		return 0, false
 	}
 	kind, arg, _ := strings.Cut(role, ":")
 	var err error
@@ -38,9 +48,9 @@ func Main(m *testing.M) {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "wantest:", err)
-		os.Exit(1)
+		return 1, true
 	}
-	os.Exit(0)
+	return 0, true
 }
 
 // serveHTTP answers every request with the peer address it came from.

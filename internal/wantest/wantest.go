@@ -224,3 +224,27 @@ func Addr(line string) netip.Addr {
 	ip, _ := netip.ParseAddr(a)
 	return ip
 }
+
+// Switch puts link (a router's single LAN port) on a switch, a Linux
+// bridge in a namespace of its own, and returns two more links of that
+// switch, left in the test's namespace for LAN clients: how a board with
+// one LAN port serves several hosts.
+func Switch(t testing.TB, link string) [2]string {
+	t.Helper()
+	sw := netns.New(t)
+	sw.Adopt(t, link, "")
+	sw.Must(t, "ip", "link", "add", "br0", "type", "bridge")
+	sw.Must(t, "ip", "link", "set", link, "master", "br0")
+	var out [2]string
+	for i := range out {
+		port, peer := fmt.Sprintf("swp%d", i), fmt.Sprintf("wsw%d-%d", os.Getpid()%100000, i)
+		sw.Must(t, "ip", "link", "add", port, "type", "veth", "peer", "name", peer)
+		sw.Must(t, "ip", "link", "set", port, "master", "br0")
+		sw.Must(t, "ip", "link", "set", port, "up")
+		// The peer goes back to the test's namespace (pid 1's).
+		sw.Must(t, "ip", "link", "set", peer, "netns", "1")
+		out[i] = peer
+	}
+	sw.Must(t, "ip", "link", "set", "br0", "up")
+	return out
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/gowrt/gowrt/flash/confstore"
 	"github.com/gowrt/gowrt/internal/image"
 	"github.com/gowrt/gowrt/internal/qemu"
+	"github.com/gowrt/gowrt/internal/wantest"
 )
 
 var boards = []string{"malta-be", "malta-le"}
@@ -29,6 +30,9 @@ var (
 var helperMain func() (int, bool)
 
 func TestMain(m *testing.M) {
+	if code, ok := wantest.RunRole(); ok {
+		os.Exit(code)
+	}
 	if helperMain != nil {
 		if code, ok := helperMain(); ok {
 			os.Exit(code)

@@ -1,5 +1,7 @@
 // Command routertest runs gowrt's router (net/router: br-lan at
-// 192.168.1.1/24, ICMP, the status page) on whatever board is linked in; on
+// 192.168.1.1/24, WAN DHCP, NAT, firewall, DHCP and DNS servers, the status
+// page, configured as internal/testrouter says) on whatever board is
+// linked in; on
 // MIPS that is QEMU malta through board/malta/eth (its "wan" port, when
 // QEMU has a second pcnet, becomes the router's WAN port), plus the TCP sink and
 // source of internal/xfer for bulk transfers. It is what
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gowrt/gowrt/board"
+	"github.com/gowrt/gowrt/internal/testrouter"
 	"github.com/gowrt/gowrt/internal/xfer"
 	"github.com/gowrt/gowrt/kernel"
 	"github.com/gowrt/gowrt/net/bridge"
@@ -37,7 +40,13 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	cfg := router.Config{Board: b.Name()}
+	// The end-to-end tests' configuration: OpenWrt's defaults, a static
+	// lease and a port forward (internal/testrouter).
+	cfg, err := testrouter.Config()
+	if err != nil {
+		fail(err)
+	}
+	cfg.Board = b.Name()
 	for _, p := range ports {
 		rp := router.Port{Name: p.Name, NIC: p.NIC}
 		if p.Role == board.WAN && cfg.WAN == nil {

@@ -1,0 +1,90 @@
+//go:build linux && !mips && !mipsle
+
+package boottest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gowrt/gowrt/internal/image"
+	"github.com/gowrt/gowrt/internal/netns"
+	"github.com/gowrt/gowrt/internal/qemu"
+	"github.com/gowrt/gowrt/internal/wantest"
+)
+
+// TestRouterNATQEMU is the router's whole job (wantest.CheckRouter: WAN
+// DHCP from an ISP's dnsmasq, NAT, the firewall seen from the WAN, the
+// DHCP server and DNS forwarder seen by dhclient and dig hosts) on QEMU
+// malta, both byte orders, at -m 32: the LAN pcnet cabled to a switch
+// with two hosts, the WAN pcnet to the ISP.
+func TestRouterNATQEMU(t *testing.T) {
+	for i, board := range boards {
+		t.Run(board, func(t *testing.T) { routerNAT(t, board, i) })
+	}
+}
+
+func routerNAT(t *testing.T, board string, i int) {
+	netns.RequireRoot(t)
+	img := buildImage(t, board, "./board/malta/boottest/progs/routertest")
+	lanTap, wanTap := fmt.Sprintf("gnl%d-%d", os.Getpid()%100000, i), fmt.Sprintf("gnw%d-%d", os.Getpid()%100000, i)
+	for _, tap := range []string{lanTap, wanTap} {
+		if out, err := exec.Command("ip", "tuntap", "add", "dev", tap, "mode", "tap").CombinedOutput(); err != nil {
+			t.Fatalf("ip tuntap add %s: %v: %s", tap, err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("ip", "link", "del", tap).Run() })
+	}
+	b, _ := image.LookupBoard(board)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	m := qemu.Machine{Board: b, Kernel: img, MemMiB: 32,
+		NIC: "tap,ifname=" + lanTap + ",script=no,downscript=no",
+		WAN: "tap,ifname=" + wanTap + ",script=no,downscript=no"}
+	cmd := exec.CommandContext(ctx, b.QEMU, m.Args()...)
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var out consoleLog
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); pw.Close(); close(exited) }()
+	defer func() {
+		cancel() // kills QEMU: the router runs until reset
+		<-exited
+		if t.Failed() {
+			t.Logf("console:\n%s", out.String())
+		}
+	}()
+	up := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		seen := false
+		for sc.Scan() {
+			l := strings.TrimRight(sc.Text(), "\r")
+			out.WriteString(l + "\n")
+			if !seen && (strings.HasPrefix(l, "router: port wan ") || strings.Contains(l, "FAIL")) {
+				seen = true
+				close(up)
+			}
+		}
+		if !seen {
+			close(up)
+		}
+	}()
+	select {
+	case <-up:
+	case <-time.After(60 * time.Second):
+		t.Fatal("router did not come up in 60 s")
+	}
+	// QEMU holds both TAP devices open: they can move to the test's
+	// namespaces now.
+	far := wantest.New(t, wanTap, 2*time.Minute)
+	far.CheckRouter(t, wantest.Switch(t, lanTap))
+}
