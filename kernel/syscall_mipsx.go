@@ -337,7 +337,7 @@ func (k *kstate) clockSettime(fr *frame, clk uint32, ts uintptr, ts64 bool) {
 		var s uint64
 		s, ok1 = k.ur64(ts)
 		sec = int64(s)
-		nsec, ok2 = k.ur32(ts + 8 + loOff)
+		nsec, ok2 = k.ts64Nsec(ts)
 	} else {
 		var s uint32
 		s, ok1 = k.ur32(ts)
@@ -456,6 +456,29 @@ func (k *kstate) clockAdjtime(fr *frame, clk uint32, tx uintptr, tx64 bool) {
 	ok(fr, timeOK)
 }
 
+// ts64Nsec reads tv_nsec of a 64-bit timespec (struct __kernel_timespec:
+// 64-bit tv_sec, 64-bit tv_nsec) at ts.
+//
+// Linux keeps the low word of the 64-bit tv_nsec and drops the high one
+// (kernel/time/time.c, get_timespec64). Go's runtime up to at least 1.26
+// declares that field on 32-bit targets as an int32 followed by padding
+// (runtime/defs_linux_mipsx.go), which on big-endian MIPS puts the
+// nanoseconds in the high word and leaves the low word zero: its futex
+// timeouts (futex_time64) would all lose their sub-second part
+// (golang/go#77934). This kernel hosts that runtime, so a zero low word
+// with a valid nanosecond count in the high word is read as Go writes it;
+// anything else as Linux reads it. On little-endian both agree.
+//
+//go:nosplit
+func (k *kstate) ts64Nsec(ts uintptr) (uint32, bool) {
+	lo, ok1 := k.ur32(ts + 8 + loOff)
+	hi, ok2 := k.ur32(ts + 8 + hiOff)
+	if lo == 0 && hi < 1_000_000_000 {
+		return hi, ok1 && ok2
+	}
+	return lo, ok1 && ok2
+}
+
 // tsToNs reads a timespec (32- or 64-bit layout) and returns ns, or -1.
 //
 //go:nosplit
@@ -467,9 +490,7 @@ func (k *kstate) tsToNs(ts uintptr, ts64 bool) int64 {
 		var s uint64
 		s, ok1 = k.ur64(ts)
 		sec = int64(s)
-		// The low word of the 64-bit tv_nsec; a 32-bit kernel drops the
-		// high word (Linux kernel/time/time.c, get_timespec64).
-		nsec, ok2 = k.ur32(ts + 8 + loOff)
+		nsec, ok2 = k.ts64Nsec(ts)
 	} else {
 		var s uint32
 		s, ok1 = k.ur32(ts)
