@@ -19,12 +19,14 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/bridge"
 	"github.com/gowrt/gowrt/net/connlimit"
 	"github.com/gowrt/gowrt/net/dhcp/dhcpd"
+	"github.com/gowrt/gowrt/net/dhcp/ethudp"
 	"github.com/gowrt/gowrt/net/firewall"
 	"github.com/gowrt/gowrt/net/forward"
 	"github.com/gowrt/gowrt/net/nat"
@@ -197,6 +199,9 @@ type Router struct {
 	wanIf *forward.Iface
 	wan   wanState
 	svc   services
+	// dhcpConn is the WAN DHCP client's socket (nil: static WAN), read
+	// for every WAN frame.
+	dhcpConn atomic.Pointer[ethudp.Conn]
 
 	ctx    context.Context // cancelled by Close: stops the services
 	cancel context.CancelFunc

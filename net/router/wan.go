@@ -23,15 +23,14 @@ import (
 
 // wanState is the WAN side's current configuration.
 type wanState struct {
-	mu       sync.Mutex
-	addr     netip.Prefix // invalid while the WAN has no address
-	gateway  netip.Addr
-	dns      []netip.Addr
-	lease    *dhcpc.Lease // nil with a static address or none
-	since    time.Time    // when addr was set
-	changes  uint64       // address changes (appeared, changed, lost)
-	dhcpConn *ethudp.Conn // the DHCP client's socket, nil for static
-	client   *dhcpc.Client
+	mu      sync.Mutex
+	addr    netip.Prefix // invalid while the WAN has no address
+	gateway netip.Addr
+	dns     []netip.Addr
+	lease   *dhcpc.Lease // nil with a static address or none
+	since   time.Time    // when addr was set
+	changes uint64       // address changes (appeared, changed, lost)
+	client  *dhcpc.Client
 }
 
 func (u *Uplink) validate() error {
@@ -141,7 +140,7 @@ const dhcpClientPort = 68
 // beside the stack, like a raw socket, because it must talk before the
 // WAN has an address.
 func (r *Router) interceptWAN(frame []byte) bool {
-	c := r.wan.dhcpConn
+	c := r.dhcpConn.Load()
 	if c == nil || len(frame) < gnet.EthHeaderLen+28 || frame[12] != 0x08 || frame[13] != 0 {
 		return false
 	}
@@ -191,8 +190,9 @@ func (r *Router) startWAN() error {
 		return fmt.Errorf("router: WAN DHCP client: %w", err)
 	}
 	r.wan.mu.Lock()
-	r.wan.dhcpConn, r.wan.client = conn, c
+	r.wan.client = c
 	r.wan.mu.Unlock()
+	r.dhcpConn.Store(conn)
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()

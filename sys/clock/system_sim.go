@@ -24,10 +24,14 @@ func NewSystem() *System { return &System{} }
 // Now returns the host's time moved by the offset (and the slew so far).
 func (c *System) Now() time.Time {
 	now := time.Now()
+	return now.Add(c.offsetAt(now))
+}
+
+// offsetAt is how far the clock is from the host's at host time now.
+func (c *System) offsetAt(now time.Time) time.Duration {
 	c.mu.Lock()
-	d := c.offset + slewed(c.slew, c.slewStart, now)
-	c.mu.Unlock()
-	return now.Add(d)
+	defer c.mu.Unlock()
+	return c.offset + slewed(c.slew, c.slewStart, now)
 }
 
 func (c *System) step(to time.Time, synced bool) error {

@@ -32,7 +32,10 @@ func TestSimStepAndSlew(t *testing.T) {
 
 	// Slew 10 ms forward: after ~200 ms about 100 µs is applied, never more
 	// than 500 ppm of the elapsed time.
-	off := func() time.Duration { return c.Now().Sub(time.Now()) }
+	// The offset at one host instant: reading c.Now and the host's clock
+	// separately would add the time between the two reads, which on a
+	// loaded machine is tens of microseconds.
+	off := func() time.Duration { return c.offsetAt(time.Now()) }
 	base := off()
 	start := time.Now()
 	c.Slew(10 * time.Millisecond)
