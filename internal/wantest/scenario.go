@@ -152,6 +152,13 @@ func (n *Net) CheckRouter(t testing.TB, lan [2]string) (netip.Addr, [2]*Client) 
 		st.Conntrack.Created == 0 || st.Forwarding.FastPath == 0 {
 		t.Fatalf("status.json: %s", js)
 	}
+	page := c1.NS.Must(t, "curl", "-sS", "--max-time", "10", "http://192.168.1.1/")
+	for _, want := range []string{"<td>" + testrouter.StaticName + "</td><td>" + testrouter.StaticIP + "</td>",
+		"dhcp " + wanAddr.String() + "/24 via " + ISPAddr.Addr().String(), "on the fast path"} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("status page lacks %q:\n%s", want, page)
+		}
+	}
 	return wanAddr, [2]*Client{c1, c2}
 }
 

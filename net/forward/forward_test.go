@@ -3,9 +3,11 @@ package forward
 import (
 	"encoding/binary"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/gowrt/gowrt/config/uci"
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/firewall"
 )
@@ -442,4 +444,69 @@ func BenchmarkCopyFrame(b *testing.B) {
 	for b.Loop() {
 		copy(dst, src)
 	}
+}
+
+// TestInterfaceAddedLater: a zone's network that appears after start (a
+// VPN tunnel) is routed and masqueraded as soon as the interface is
+// added and the firewall compiled again, without a restart.
+func TestInterfaceAddedLater(t *testing.T) {
+	g := newRig(t)
+	fw, err := firewall.Load(mustUCI(t, firewall.DefaultText+`
+config zone
+	option name 'vpn'
+	list network 'vpn'
+	option input 'REJECT'
+	option output 'ACCEPT'
+	option forward 'REJECT'
+	option masq '1'
+
+config forwarding
+	option src 'lan'
+	option dest 'vpn'
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := fw.Compile(map[string]int{"lan": 0, "wan": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.f.SetRules(rules)
+	peer := netip.MustParseAddr("10.8.0.2")
+	vpnNIC := &sinkNIC{mac: gnet.MAC{0x02, 0, 0, 0, 0, 0x03}, keep: true}
+	out := netip.AddrPortFrom(host, 6000)
+	to := netip.AddrPortFrom(peer, 7000)
+	// Before: 10.8.0.2 is beyond the WAN's default route.
+	g.lan.Receive(frame(lanMAC, hostMAC, out, to, protoUDP, 64, udp(8)))
+	g.wanNIC.take(t)
+
+	vpn, err := g.f.AddIface(IfaceConfig{Name: "vpn", NIC: vpnNIC, Track: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vpn.SetAddress(netip.MustParsePrefix("10.8.0.1/24"), netip.Addr{})
+	if err := vpn.Start(&stackRecorder{}); err != nil {
+		t.Fatal(err)
+	}
+	if rules, err = fw.Compile(map[string]int{"lan": 0, "wan": 1, "vpn": int(vpn.ID())}); err != nil {
+		t.Fatal(err)
+	}
+	g.f.SetRules(rules)
+	g.f.resolver.(fakeResolver)[peer] = gnet.MAC{0x02, 0, 0, 0, 0, 0x30}
+	g.lan.Receive(frame(lanMAC, hostMAC, netip.AddrPortFrom(host, 6001), to, protoUDP, 64, udp(8)))
+	f := vpnNIC.take(t)
+	verify(t, f)
+	if src, _ := addrs(f); src.Addr() != netip.MustParseAddr("10.8.0.1") {
+		t.Fatalf("through the new interface from %v, want its address", src)
+	}
+	g.wanNIC.none(t)
+}
+
+func mustUCI(t testing.TB, text string) *uci.File {
+	t.Helper()
+	f, err := uci.Parse("firewall", strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

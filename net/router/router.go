@@ -202,6 +202,7 @@ type Router struct {
 	// dhcpConn is the WAN DHCP client's socket (nil: static WAN), read
 	// for every WAN frame.
 	dhcpConn atomic.Pointer[ethudp.Conn]
+	extra    []extraIface // added by AddInterface, guarded by wan.mu
 
 	ctx    context.Context // cancelled by Close: stops the services
 	cancel context.CancelFunc
@@ -503,6 +504,12 @@ func (r *Router) Close() error {
 	}
 	for _, p := range r.ports {
 		p.NIC.Stop()
+	}
+	r.wan.mu.Lock()
+	extra := r.extra
+	r.wan.mu.Unlock()
+	for _, x := range extra {
+		x.lower.Stop()
 	}
 	if r.s != nil {
 		r.s.Close()

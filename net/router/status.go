@@ -306,6 +306,42 @@ func renderHTML(st Status) string {
 		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td></tr>\n",
 			e(p.Name), p.Role, p.MAC, link, p.RxFrames, p.RxBytes, p.TxFrames, p.TxBytes, p.TxDropped, drops(p.Drops))
 	}
+	b.WriteString("</table>\n")
+	w := st.WAN
+	switch {
+	case w.Addr != "":
+		fmt.Fprintf(&b, "<h2>WAN</h2>\n<p>%s %s via %s, DNS %s", e(w.Proto), e(w.Addr), e(w.Gateway), e(strings.Join(w.DNS, " ")))
+		if w.LeaseLeft != "" {
+			fmt.Fprintf(&b, ", lease from %s, %s left", e(w.Server), e(w.LeaseLeft))
+		}
+		b.WriteString("</p>\n")
+	case w.Proto != "":
+		fmt.Fprintf(&b, "<h2>WAN</h2>\n<p>%s: no address yet</p>\n", e(w.Proto))
+	}
+	c, f := st.Conntrack, st.Forward
+	fmt.Fprintf(&b, "<p>connections tracked: %d of %d (%d created)", c.Conns, c.Max, c.Created)
+	if len(c.Drops) > 0 {
+		fmt.Fprintf(&b, ", dropped:%s", drops(c.Drops))
+	}
+	fmt.Fprintf(&b, "</p>\n<p>routed: %d forwarded (%d on the fast path), %d for the router, %d without a route, %d rejected, %d refused by the input rules</p>\n",
+		f.Forwarded, f.FastPath, f.Local, f.NoRoute, f.Rejected, f.InputDrop)
+	fmt.Fprintf(&b, "<p>DNS: %d queries, %d from the cache, %d upstream, %d rebinding answers refused</p>\n",
+		st.DNS.Queries, st.DNS.CacheHits, st.DNS.Upstream, st.DNS.RebindBlocked)
+	if st.Time.Now != "" {
+		synced := "not synchronised"
+		if st.Time.Synced {
+			synced = "synchronised"
+		}
+		fmt.Fprintf(&b, "<p>time: %s (%s)</p>\n", e(st.Time.Now), synced)
+	}
+	b.WriteString("<h2>DHCP leases</h2>\n<table border=1>\n<tr><th>host</th><th>address</th><th>MAC</th><th>expires in</th></tr>\n")
+	for _, l := range st.Leases {
+		exp := l.Expires
+		if l.Static {
+			exp += " (static)"
+		}
+		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n", e(l.Hostname), e(l.Addr), e(l.MAC), e(exp))
+	}
 	b.WriteString("</table>\n</body></html>\n")
 	return b.String()
 }

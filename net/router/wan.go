@@ -113,6 +113,9 @@ func (sr stackResolver) Resolve(i *forward.Iface, addr, local netip.Addr, done f
 func (r *Router) setRoutes() {
 	rt := []tcpip.Route{subnetRoute(r.cfg.LANAddr, nicLAN)}
 	r.wan.mu.Lock()
+	for _, x := range r.extra {
+		rt = append(rt, subnetRoute(x.addr, x.nic))
+	}
 	a, gw := r.wan.addr, r.wan.gateway
 	r.wan.mu.Unlock()
 	if a.IsValid() {
@@ -251,6 +254,9 @@ func (r *Router) applyWAN(a netip.Prefix, gw netip.Addr, dns []netip.Addr, l *dh
 	if r.svc.dns != nil {
 		r.svc.dns.Flush()
 	}
+	if old != a {
+		r.svc.bus.Addr.Publish(event.AddrChange{Iface: netWAN, Old: old, New: a})
+	}
 	if a.IsValid() {
 		fmt.Printf("router: WAN up: %v via %v, DNS %v\n", a, gw, dns)
 		r.svc.bus.WAN.Publish(event.Up(event.WANUp{Addr: a, Router: gw, DNS: slices.Clone(dns)}))
@@ -269,4 +275,64 @@ func (r *Router) upstreams() []netip.AddrPort {
 		out = append(out, netip.AddrPortFrom(d, 53))
 	}
 	return out
+}
+
+// AddInterface adds a routed interface while the router runs (a VPN
+// tunnel, a second uplink): nic with address addr, its network name
+// being what the firewall's zones list (fw4's "network"). The firewall is
+// compiled again with the new network, so its zone's forwarding,
+// masquerading and MSS clamping apply to it at once; established
+// connections keep flowing. Subscribers of the event bus get an
+// InterfaceUp.
+func (r *Router) AddInterface(name string, nic gnet.NIC, addr netip.Prefix) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.fwd == nil {
+		return errors.New("router: not running")
+	}
+	if !addr.IsValid() || !addr.Addr().Is4() {
+		return fmt.Errorf("router: interface %s: need an IPv4 address, not %v", name, addr)
+	}
+	networks := map[string]int{}
+	for _, i := range r.fwd.Ifaces() {
+		networks[i.Name()] = int(i.ID())
+	}
+	if _, dup := networks[name]; dup {
+		return fmt.Errorf("router: interface %s exists", name)
+	}
+	id := tcpip.NICID(len(networks) + 1) // stack NICs are numbered from 1 in the forwarder's order
+	i, err := r.fwd.AddIface(forward.IfaceConfig{Name: name, NIC: nic, Track: true, StackNIC: int32(id)})
+	if err != nil {
+		return fmt.Errorf("router: interface %s: %w", name, err)
+	}
+	networks[name] = int(i.ID())
+	rules, err := r.cfg.Firewall.Compile(networks)
+	if err != nil {
+		return fmt.Errorf("router: firewall with %s: %w", name, err)
+	}
+	if _, err := r.attach(id, i); err != nil {
+		return err
+	}
+	if e := r.s.AddProtocolAddress(id, tcpip.ProtocolAddress{
+		Protocol:          ipv4.ProtocolNumber,
+		AddressWithPrefix: tcpip.AddressWithPrefix{Address: tcpip.AddrFrom4(addr.Addr().As4()), PrefixLen: addr.Bits()},
+	}, stack.AddressProperties{}); e != nil {
+		return fmt.Errorf("router: interface %s address: %v", name, e)
+	}
+	r.wan.mu.Lock()
+	r.extra = append(r.extra, extraIface{name: name, nic: id, addr: addr, lower: nic})
+	r.wan.mu.Unlock()
+	i.SetAddress(addr, netip.Addr{})
+	r.fwd.SetRules(rules)
+	r.setRoutes()
+	r.svc.bus.InterfaceUp.Publish(event.InterfaceUp{Name: name})
+	return nil
+}
+
+// extraIface is an interface added by AddInterface.
+type extraIface struct {
+	name  string
+	nic   tcpip.NICID
+	addr  netip.Prefix
+	lower gnet.NIC
 }

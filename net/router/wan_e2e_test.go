@@ -3,11 +3,15 @@
 package router_test
 
 import (
+	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/gowrt/gowrt/config/uci"
 	"github.com/gowrt/gowrt/internal/testrouter"
 	"github.com/gowrt/gowrt/internal/wantest"
+	"github.com/gowrt/gowrt/net/firewall"
 	"github.com/gowrt/gowrt/net/router"
 )
 
@@ -31,4 +35,61 @@ func TestRouterWAN(t *testing.T) {
 	cfg.WAN = &router.Port{Name: "wan", NIC: w.nic}
 	startRouter(t, cfg)
 	far.CheckRouter(t, [2]string{a.dev, b.dev})
+}
+
+// TestRouterAddInterface: an interface added while the router runs (a VPN
+// tunnel's, here a TAP) is masqueraded by its zone at once: the peer
+// behind it has no route back to the LAN, so the LAN host's ping only
+// comes back if the router rewrote its source.
+func TestRouterAddInterface(t *testing.T) {
+	a, w, v := newHost(t, 1), newHost(t, 2), newHost(t, 3)
+	cfg, err := testrouter.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := uci.Parse("firewall", strings.NewReader(firewall.DefaultText+`
+config zone
+	option name 'vpn'
+	list network 'vpn'
+	option input 'REJECT'
+	option output 'ACCEPT'
+	option forward 'REJECT'
+	option masq '1'
+
+config forwarding
+	option src 'lan'
+	option dest 'vpn'
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Firewall, err = firewall.Load(f); err != nil {
+		t.Fatal(err)
+	}
+	cfg.LAN = []router.Port{{Name: "lan1", NIC: a.nic}}
+	cfg.WAN = &router.Port{Name: "wan", NIC: w.nic}
+	r := startRouter(t, cfg)
+	a.plug(t, "192.168.1.10/24")
+	a.ns.Must(t, "ip", "route", "add", "default", "via", "192.168.1.1")
+	w.plug(t, "")
+	v.plug(t, "10.8.0.2/24")
+	up := r.Events().InterfaceUp.Subscribe(1)
+	defer up.Close()
+	if err := r.AddInterface("vpn", v.nic, netip.MustParsePrefix("10.8.0.1/24")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-up.C():
+		if ev.Name != "vpn" {
+			t.Fatalf("InterfaceUp %q", ev.Name)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("no InterfaceUp event")
+	}
+	if err := a.ping("10.8.0.2"); err != nil {
+		t.Fatalf("LAN → vpn peer through the new interface: %v", err)
+	}
+	if err := r.AddInterface("vpn", v.nic, netip.MustParsePrefix("10.9.0.1/24")); err == nil {
+		t.Fatal("a second interface named vpn was accepted")
+	}
 }
