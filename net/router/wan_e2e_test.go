@@ -33,8 +33,22 @@ func TestRouterWAN(t *testing.T) {
 	cfg.Board = "test"
 	cfg.LAN = []router.Port{{Name: "lan1", NIC: a.nic}, {Name: "lan2", NIC: b.nic}}
 	cfg.WAN = &router.Port{Name: "wan", NIC: w.nic}
-	startRouter(t, cfg)
+	r := startRouter(t, cfg)
 	far.CheckRouter(t, [2]string{a.dev, b.dev})
+
+	// Release on stop: the ISP's dnsmasq forgets the router's lease.
+	mac := w.nic.MACAddress().String()
+	if !strings.Contains(far.Leases(), mac) {
+		t.Fatalf("dnsmasq's leases lack the router's WAN MAC %s:\n%s", mac, far.Leases())
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); strings.Contains(far.Leases(), mac); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the router stopped without releasing its lease:\n%s", far.Leases())
+		}
+	}
 }
 
 // TestRouterAddInterface: an interface added while the router runs (a VPN
