@@ -210,7 +210,7 @@ func (b *Board) build() error {
 			b.cfg.Log("sim: port %s is TAP device %s, created down; to reach the router from Linux: "+
 				"ip link set %[2]s up && ip addr add 192.168.1.2/24 dev %[2]s (or move it into a network namespace)", pc.Name, pc.TAP)
 		default:
-			b.cfg.Log("sim: port %s is TAP device %s, created down (the WAN port: the router counts what arrives and sends nothing yet)", pc.Name, pc.TAP)
+			b.cfg.Log("sim: port %s is TAP device %s, created down (the WAN port: cable it to a network with a DHCP server, e.g. dnsmasq in a namespace, and the router routes the LAN to it through NAT)", pc.Name, pc.TAP)
 		}
 		mii := arge.NewMII(regs)
 		ph, err := phy.New(mii, 0)

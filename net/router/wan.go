@@ -258,7 +258,11 @@ func (r *Router) applyWAN(a netip.Prefix, gw netip.Addr, dns []netip.Addr, l *dh
 		r.svc.bus.Addr.Publish(event.AddrChange{Iface: netWAN, Old: old, New: a})
 	}
 	if a.IsValid() {
-		fmt.Printf("router: WAN up: %v via %v, DNS %v\n", a, gw, dns)
+		via := "no gateway"
+		if gw.IsValid() {
+			via = "via " + gw.String()
+		}
+		fmt.Printf("router: WAN up: %v %s, DNS %v\n", a, via, dns)
 		r.svc.bus.WAN.Publish(event.Up(event.WANUp{Addr: a, Router: gw, DNS: slices.Clone(dns)}))
 	} else {
 		fmt.Println("router: WAN down")
