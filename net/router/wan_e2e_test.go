@@ -3,6 +3,7 @@
 package router_test
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -105,5 +106,36 @@ config forwarding
 	}
 	if err := r.AddInterface("vpn", v.nic, netip.MustParsePrefix("10.9.0.1/24")); err == nil {
 		t.Fatal("a second interface named vpn was accepted")
+	}
+}
+
+// TestRouterStaticWAN: with a static WAN address the router routes and
+// masquerades at once, without asking the ISP for a lease.
+func TestRouterStaticWAN(t *testing.T) {
+	a, w := newHost(t, 1), newHost(t, 2)
+	far := wantest.New(t, w.dev, 2*time.Minute)
+	cfg, err := testrouter.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.LAN = []router.Port{{Name: "lan1", NIC: a.nic}}
+	cfg.WAN = &router.Port{Name: "wan", NIC: w.nic}
+	static := netip.MustParsePrefix("10.99.0.200/24")
+	cfg.Uplink = router.Uplink{Proto: "static", Addr: static, Gateway: wantest.ISPAddr.Addr(), DNS: []netip.Addr{wantest.ISPAddr.Addr()}}
+	r := startRouter(t, cfg)
+	if got := r.WANAddr(); got != static {
+		t.Fatalf("WAN address %v, want %v at once", got, static)
+	}
+	a.plug(t, "192.168.1.10/24")
+	a.ns.Must(t, "ip", "route", "add", "default", "via", "192.168.1.1")
+	out := a.ns.Must(t, "curl", "-sS", "--max-time", "10", fmt.Sprintf("http://%s:%d/", wantest.HostAddr.Addr(), wantest.HTTPPort))
+	if !strings.HasPrefix(out, "peer "+static.Addr().String()+":") {
+		t.Fatalf("the Internet host saw %q, want %v", out, static.Addr())
+	}
+	if out := a.ns.Must(t, "dig", "+short", "+time=3", "@192.168.1.1", wantest.HostName); strings.TrimSpace(out) != wantest.HostAddr.Addr().String() {
+		t.Fatalf("dig through the static WAN's DNS: %q", out)
+	}
+	if l := far.Leases(); strings.Contains(l, w.nic.MACAddress().String()) {
+		t.Fatalf("a static WAN asked for a lease:\n%s", l)
 	}
 }
