@@ -102,6 +102,9 @@ func (n *Net) CheckRouter(t testing.TB, lan [2]string) (netip.Addr, [2]*Client) 
 	if out := c2.NS.Must(t, "dig", "+short", "+time=3", "@192.168.1.1", "static.lan"); strings.TrimSpace(out) != testrouter.StaticIP {
 		t.Fatalf("dig static.lan: %q", out)
 	}
+	if out := c2.NS.Must(t, "dig", "+short", "+time=3", "@192.168.1.1", "-x", testrouter.StaticIP); strings.TrimSpace(out) != testrouter.StaticName+".lan." {
+		t.Fatalf("dig -x %s: %q", testrouter.StaticIP, out)
+	}
 	// Rebind protection: a public name resolving to a LAN address.
 	if out := c2.NS.Must(t, "dig", "+time=3", "@192.168.1.1", RebindName); !strings.Contains(out, "status: REFUSED") || strings.Contains(out, RebindAddr) {
 		t.Fatalf("dig %s (rebind):\n%s", RebindName, out)

@@ -511,6 +511,24 @@ func (s *Server) Lookup(name string) (netip.Addr, bool) {
 	return best.ip, true
 }
 
+// LookupAddr returns the hostname of the client holding addr (a static
+// lease's name, or the name a bound client sent), for the DNS forwarder's
+// reverse (PTR) answers.
+func (s *Server) LookupAddr(addr netip.Addr) (string, bool) {
+	for _, st := range s.p.static {
+		if st.IP == addr && st.Hostname != "" {
+			return st.Hostname, true
+		}
+	}
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.byIP[addr]; e != nil && e.state == stateBound && now.Before(e.expires) && e.hostname != "" {
+		return e.hostname, true
+	}
+	return "", false
+}
+
 // Flush saves the lease table now if anything is unsaved (for a clean
 // shutdown).
 func (s *Server) Flush() error {

@@ -112,6 +112,12 @@ func TestDefaultsAndOptions(t *testing.T) {
 	if _, ok := s.Lookup("laptop.example"); ok {
 		t.Fatal("Lookup answered for a foreign domain")
 	}
+	if name, ok := s.LookupAddr(a); !ok || name != "Laptop" {
+		t.Fatalf("LookupAddr(%v): %q %v", a, name, ok)
+	}
+	if _, ok := s.LookupAddr(netip.MustParseAddr("192.168.1.99")); ok {
+		t.Fatal("LookupAddr answered for an address nobody holds")
+	}
 	// Same MAC → same address from the MAC hash, even on a fresh server.
 	s2, _ := newServer(t, nil)
 	if b := ip(dora(t, s2, mac(1)).YourIPAddr); b != a {
@@ -232,6 +238,9 @@ func TestStaticAndRequested(t *testing.T) {
 	}
 	if a, ok := s.Lookup("NAS"); !ok || a != st {
 		t.Fatal("static name not found")
+	}
+	if name, ok := s.LookupAddr(st); !ok || name != "nas" {
+		t.Fatalf("LookupAddr of the static lease: %q %v", name, ok)
 	}
 	// A client asking for a free pool address gets it.
 	want := net.IPv4(192, 168, 1, 200)
