@@ -510,3 +510,24 @@ func mustUCI(t testing.TB, text string) *uci.File {
 	}
 	return f
 }
+
+// TestNewGatewayReresolved: when the WAN's gateway changes (a new lease
+// with another router), established connections keep flowing to the new
+// gateway's MAC instead of the cached old one.
+func TestNewGatewayReresolved(t *testing.T) {
+	g, up, _ := established(t)
+	g.wanNIC.keep = true
+	g.lan.Receive(up)
+	if f := g.wanNIC.take(t); [6]byte(f[0:6]) != gwMAC {
+		t.Fatalf("to %x, want the gateway %x", f[0:6], gwMAC)
+	}
+	newGW, newMAC := netip.MustParseAddr("10.99.0.2"), gnet.MAC{0x02, 0, 0, 0, 0, 0x21}
+	g.f.resolver.(fakeResolver)[newGW] = newMAC
+	g.wan.SetAddress(wanAddr, newGW)
+	g.lan.Receive(up)
+	f := g.wanNIC.take(t)
+	if [6]byte(f[0:6]) != newMAC {
+		t.Fatalf("after the gateway changed, to %x, want %x", f[0:6], newMAC)
+	}
+	verify(t, f)
+}

@@ -120,10 +120,7 @@ func (i *Iface) Lower() gnet.NIC { return i.lower }
 // them. A changed address flushes the connections masqueraded to the
 // old one: their peers would answer an address the router no longer has.
 func (i *Iface) SetAddress(p netip.Prefix, gw netip.Addr) {
-	var old netip.Prefix
-	if o := i.addr.Load(); o != nil {
-		old = *o
-	}
+	old, oldGW := i.prefix(), i.gateway()
 	if p.IsValid() {
 		i.addr.Store(&p)
 	} else {
@@ -136,6 +133,9 @@ func (i *Iface) SetAddress(p netip.Prefix, gw netip.Addr) {
 	}
 	if old.IsValid() && old.Addr() != p.Addr() {
 		i.f.table.SetAddress(old.Addr(), p.Addr())
+	}
+	if oldGW.IsValid() && oldGW != gw {
+		i.f.table.ForgetHops(i.id)
 	}
 }
 
@@ -221,8 +221,13 @@ func (i *Iface) trackOutput(tb gnet.TxBuf) {
 	i.txMu.Unlock()
 }
 
-// LinkChanged implements net.Handler: passed up.
+// LinkChanged implements net.Handler: passed up. A link that comes back
+// may lead to another device (a replaced modem): connections leaving by
+// the interface look their next hop up again.
 func (i *Iface) LinkChanged(ls gnet.LinkState) {
+	if ls.Up {
+		i.f.table.ForgetHops(i.id)
+	}
 	i.hmu.RLock()
 	h := i.upper
 	i.hmu.RUnlock()

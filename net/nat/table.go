@@ -208,6 +208,26 @@ func (t *Table) Flush() {
 	t.flushed.Add(uint64(n))
 }
 
+// ForgetHops clears the cached next hops of every connection leaving by
+// interface out, so that their next packets look the hop up again: the
+// caller's neighbour changed (a new gateway, a link that came back up,
+// possibly to another device). The connections themselves stay.
+func (t *Table) ForgetHops(out Iface) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := range t.conns {
+		c := &t.conns[i]
+		if !c.used {
+			continue
+		}
+		for d := Original; d <= Reply; d++ {
+			if h := c.Hop(d); h.Valid && h.Out == out {
+				c.SetHop(d, Hop{Gen: h.Gen})
+			}
+		}
+	}
+}
+
 // SetAddress is called when the router's address old is replaced by new
 // (a DHCP renewal on the WAN). Every connection that carries old as a
 // source or destination in either direction (masqueraded to it, port
