@@ -89,6 +89,7 @@ type Forwarder struct {
 
 	pending    atomic.Int32
 	maxPending int32
+	minMTU     atomic.Int32 // the smallest interface MTU
 
 	Stats Stats
 }
@@ -102,8 +103,9 @@ type Stats struct {
 	Rejected    atomic.Uint64 // answered with an ICMP error or a TCP reset
 	Answers     atomic.Uint64 // ICMP errors / resets actually sent
 	Unresolved  atomic.Uint64 // next hop did not answer ARP
-	PendingFull atomic.Uint64
+	PendingFull atomic.Uint64 // dropped: too many frames already waiting for ARP
 	TxErrors    atomic.Uint64 // egress NIC refused the frame (ring full, link down)
+	TooBig      atomic.Uint64 // longer than the egress MTU: "fragmentation needed" sent (DF) or dropped
 	InputDrop   atomic.Uint64 // the input chain dropped or rejected a packet for the router
 }
 

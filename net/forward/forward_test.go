@@ -21,10 +21,16 @@ type sinkNIC struct {
 	sent [][]byte
 	keep bool // record frames (off in benchmarks)
 	n    int
+	mtu  int // 0: 1500
 }
 
-func (s *sinkNIC) MACAddress() gnet.MAC            { return s.mac }
-func (s *sinkNIC) MTU() int                        { return gnet.DefaultMTU }
+func (s *sinkNIC) MACAddress() gnet.MAC { return s.mac }
+func (s *sinkNIC) MTU() int {
+	if s.mtu != 0 {
+		return s.mtu
+	}
+	return gnet.DefaultMTU
+}
 func (s *sinkNIC) Capabilities() gnet.Capabilities { return 0 }
 func (s *sinkNIC) Link() gnet.LinkState {
 	return gnet.LinkState{Up: true, SpeedMbps: 1000, FullDuplex: true}
@@ -115,7 +121,10 @@ type rig struct {
 	lanUp, wanUp *stackRecorder
 }
 
-func newRig(t testing.TB) *rig {
+func newRig(t testing.TB) *rig { return newRigMTU(t, 0) }
+
+// newRigMTU is newRig with the WAN port's MTU (0: 1500).
+func newRigMTU(t testing.TB, wanMTU int) *rig {
 	t.Helper()
 	fw, err := firewall.Load(firewall.Default())
 	if err != nil {
@@ -129,7 +138,7 @@ func newRig(t testing.TB) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &rig{f: f, lanNIC: &sinkNIC{mac: lanMAC, keep: true}, wanNIC: &sinkNIC{mac: wanMAC, keep: true},
+	g := &rig{f: f, lanNIC: &sinkNIC{mac: lanMAC, keep: true}, wanNIC: &sinkNIC{mac: wanMAC, keep: true, mtu: wanMTU},
 		lanUp: &stackRecorder{}, wanUp: &stackRecorder{}}
 	if g.lan, err = f.AddIface(IfaceConfig{Name: "lan", NIC: g.lanNIC}); err != nil {
 		t.Fatal(err)
@@ -530,4 +539,39 @@ func TestNewGatewayReresolved(t *testing.T) {
 		t.Fatalf("after the gateway changed, to %x, want %x", f[0:6], newMAC)
 	}
 	verify(t, f)
+}
+
+// TestFragmentationNeeded: a packet longer than the WAN's MTU (PPPoE's
+// 1492 here) is answered with RFC 1191's "fragmentation needed" carrying
+// that MTU and quoting the packet as the LAN host sent it (before NAT),
+// when it may not be fragmented; without DF it is dropped (the router
+// does not fragment). Packets that fit pass.
+func TestFragmentationNeeded(t *testing.T) {
+	g := newRigMTU(t, 1492)
+	out := netip.AddrPortFrom(host, 5000)
+	to := netip.AddrPortFrom(remote, 4500)
+	big := frame(lanMAC, hostMAC, out, to, protoUDP, 64, udp(1500-28))
+	big[14+6] |= 0x40 // DF
+	binary.BigEndian.PutUint16(big[14+10:], 0)
+	binary.BigEndian.PutUint16(big[14+10:], checksum(big[14:34], 0))
+	g.lan.Receive(big)
+	g.wanNIC.none(t)
+	a := g.lanNIC.take(t)
+	verify(t, a)
+	icmp := a[14+20:]
+	if icmp[0] != icmpDestUnreachable || icmp[1] != codeFragNeeded || binary.BigEndian.Uint16(icmp[6:]) != 1492 {
+		t.Fatalf("answer type %d code %d mtu %d", icmp[0], icmp[1], binary.BigEndian.Uint16(icmp[6:]))
+	}
+	if q := icmp[8:]; netip.AddrFrom4([4]byte(q[12:16])) != host || [6]byte(a[0:6]) != hostMAC {
+		t.Fatalf("quoted source %v (want the LAN host %v), to %x", netip.AddrFrom4([4]byte(q[12:16])), host, a[0:6])
+	}
+	noDF := frame(lanMAC, hostMAC, out, to, protoUDP, 64, udp(1500-28))
+	g.lan.Receive(noDF)
+	g.wanNIC.none(t)
+	g.lanNIC.none(t)
+	if g.f.Stats.TooBig.Load() != 2 {
+		t.Fatalf("TooBig %d, want 2", g.f.Stats.TooBig.Load())
+	}
+	g.lan.Receive(frame(lanMAC, hostMAC, out, to, protoUDP, 64, udp(1492-28)))
+	verify(t, g.wanNIC.take(t))
 }

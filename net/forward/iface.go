@@ -99,6 +99,9 @@ func (f *Forwarder) AddIface(c IfaceConfig) (*Iface, error) {
 	}
 	i.viewTx, _ = c.NIC.(viewTransmitter)
 	f.ifaces[n] = i
+	if m := f.minMTU.Load(); m == 0 || int32(i.mtu) < m {
+		f.minMTU.Store(int32(i.mtu))
+	}
 	f.n.Store(int32(n + 1))
 	return i, nil
 }

@@ -31,9 +31,22 @@ func (f *Forwarder) process(in *Iface, v *buffer.View) {
 			return
 		}
 	}
+	// A packet longer than some interface's MTU may not fit its egress
+	// one: keep it as received, to quote in "fragmentation needed"
+	// (the sender must recognise its own packet, before NAT). With equal
+	// MTUs everywhere this is one comparison per packet.
+	var orig *buffer.View
+	if len(pkt) >= ipv4Min && int(pkt[2])<<8|int(pkt[3]) > int(f.minMTU.Load()) {
+		orig = buffer.NewViewWithData(pkt)
+		defer orig.Release()
+	}
 	vd := f.table.Forward(pkt, in.id)
 	switch vd.Action {
 	case nat.Forward:
+		if orig != nil && f.tooBig(in, b[6:12], orig.AsSlice(), vd) {
+			v.Release()
+			return
+		}
 		f.send(v, vd)
 	case nat.Local:
 		f.Stats.Local.Add(1)
@@ -144,6 +157,35 @@ func (p *pendingFrame) finish() {
 	}
 }
 
+// tooBig reports whether pkt (as received on in from the MAC sender) is
+// longer than its egress interface's MTU, and if so answers it: RFC 1191 "fragmentation
+// needed" with the next-hop MTU when it may not be fragmented (DF),
+// nothing when it may (the router does not fragment; counted).
+func (f *Forwarder) tooBig(in *Iface, sender, pkt []byte, vd nat.Verdict) bool {
+	out := f.iface(vd.Out)
+	if out == nil || int(pkt[2])<<8|int(pkt[3]) <= out.mtu {
+		return false
+	}
+	f.Stats.TooBig.Add(1)
+	if pkt[6]&0x40 == 0 {
+		return true
+	}
+	src := in.prefix()
+	if !src.IsValid() {
+		return true
+	}
+	a := buffer.NewViewSize(gnet.EthHeaderLen + maxAnswer)
+	b := a.AsSlice()
+	n := nat.ICMPErrorParam(b[gnet.EthHeaderLen:], pkt, icmpDestUnreachable, codeFragNeeded, uint32(out.mtu), src.Addr())
+	if n == 0 {
+		a.Release()
+		return true
+	}
+	copy(b[0:6], sender)
+	in.answerTo(a, n)
+	return true
+}
+
 // maxAnswer is the largest ICMP error the router sends: RFC 1812 4.3.2.3
 // caps them at 576 bytes of IP datagram.
 const maxAnswer = 576
@@ -172,11 +214,19 @@ func (f *Forwarder) answer(in *Iface, frame []byte, vd nat.Verdict) {
 		return
 	}
 	copy(b[0:6], frame[6:12])
-	copy(b[6:12], in.mac[:])
+	in.answerTo(v, n)
+}
+
+// answerTo sends the IPv4 packet of n bytes after the Ethernet header in
+// v (its destination MAC already set: the sender's) out of i, and
+// releases v.
+func (i *Iface) answerTo(v *buffer.View, n int) {
+	b := v.AsSlice()
+	copy(b[6:12], i.mac[:])
 	b[12], b[13] = etherIPv4>>8, etherIPv4&0xff
 	v.CapLength(gnet.EthHeaderLen + n)
-	if in.transmit(v) {
-		f.Stats.Answers.Add(1)
+	if i.transmit(v) {
+		i.f.Stats.Answers.Add(1)
 	}
 }
 
@@ -184,6 +234,7 @@ func (f *Forwarder) answer(in *Iface, frame []byte, vd nat.Verdict) {
 const (
 	icmpDestUnreachable = 3
 	codePortUnreachable = 3
+	codeFragNeeded      = 4 // RFC 1191
 	icmpTimeExceeded    = 11
 	protoICMP           = 1
 	protoTCP            = 6

@@ -112,6 +112,7 @@ type ForwardStatus struct {
 	Rejected  uint64 `json:"rejected"`
 	InputDrop uint64 `json:"input_dropped"`
 	TxErrors  uint64 `json:"tx_errors"`
+	TooBig    uint64 `json:"too_big"` // longer than the egress MTU
 }
 
 // DNSStatus counts the DNS forwarder's work.
@@ -191,7 +192,8 @@ func (r *Router) servicesStatus(st *Status) {
 		}
 		fs := &r.fwd.Stats
 		st.Forward = ForwardStatus{Forwarded: fs.Forwarded.Load(), FastPath: fs.FastPath.Load(), Local: fs.Local.Load(),
-			NoRoute: fs.NoRoute.Load(), Rejected: fs.Rejected.Load(), InputDrop: fs.InputDrop.Load(), TxErrors: fs.TxErrors.Load()}
+			NoRoute: fs.NoRoute.Load(), Rejected: fs.Rejected.Load(), InputDrop: fs.InputDrop.Load(), TxErrors: fs.TxErrors.Load(),
+			TooBig: fs.TooBig.Load()}
 	}
 	if d := r.svc.dhcp; d != nil {
 		for _, l := range d.Leases() {
