@@ -52,6 +52,25 @@ type Board interface {
 	Ports() ([]Port, error)
 }
 
+// Store is one named item of a board's persistent storage, in the shape
+// the services that keep state take (the DHCP server's lease table, the
+// last known time): Load returns nil, nil until the first Save.
+type Store interface {
+	Load() ([]byte, error)
+	Save([]byte) error
+}
+
+// Storage is implemented by boards that can keep services' state across
+// reboots (board/malta: the configuration store in its boot flash).
+// Firmware asks for it with a type assertion and runs without persistence
+// where the board has none.
+type Storage interface {
+	// Store returns the item called name; all items share the board's
+	// storage, and each Save writes it (see the board's documentation for
+	// what a save costs).
+	Store(name string) (Store, error)
+}
+
 var (
 	mu      sync.Mutex
 	current Board

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/gowrt/gowrt/barrier"
+	"github.com/gowrt/gowrt/board"
 	"github.com/gowrt/gowrt/flash/cfi"
 	"github.com/gowrt/gowrt/flash/confstore"
 	"github.com/gowrt/gowrt/soc/malta/pci"
@@ -95,3 +96,40 @@ func ConfigStore() (*confstore.Store, confstore.Values, error) {
 	}
 	return confstore.Open(chip, ConfigSlotA, ConfigSlotB)
 }
+
+var (
+	sharedOnce sync.Once
+	shared     *confstore.Shared
+	sharedErr  error
+)
+
+// Store implements board.Storage: name is a key of the configuration
+// store in the boot flash (ConfigStore), shared by every caller through
+// one confstore.Shared, so the store is opened once per boot. Each Save
+// of a changed value erases one 64 KiB block (the two slots alternate) and
+// programs the whole configuration; a value that does not fit the slot is
+// refused with confstore.ErrTooLarge and the previous one kept. A damaged
+// region is reported once on the console and the store starts empty.
+func (Board) Store(name string) (board.Store, error) {
+	sharedOnce.Do(func() {
+		s, v, err := ConfigStore()
+		if s == nil {
+			sharedErr = fmt.Errorf("malta: configuration store: %w", err)
+			return
+		}
+		if err != nil {
+			fmt.Printf("malta: configuration store: %v (starting empty)\n", err)
+		}
+		shared = confstore.Share(s, v)
+	})
+	if sharedErr != nil {
+		return nil, sharedErr
+	}
+	k, err := shared.Key(name)
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+var _ board.Storage = Board{}

@@ -19,6 +19,10 @@
 //
 // Cost per save: one block erase and one word program per non-0xFF 32-bit
 // word of the encoded copy (header + records).
+//
+// Shared (shared.go) lets several services each keep one byte string of
+// any length up to the slot in one Store, through the Load/Save shape the
+// DHCP server and the clock take.
 package confstore
 
 import (

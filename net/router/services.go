@@ -69,6 +69,8 @@ func (r *Router) startServices() error {
 		}
 		if err := srv.LoadError(); err != nil {
 			fmt.Printf("router: DHCP leases: %v (starting with none)\n", err)
+		} else if r.cfg.LeaseStore != nil {
+			fmt.Printf("router: DHCP leases: %d loaded\n", len(srv.Leases()))
 		}
 		conn, err := r.listenUDP(nicLAN, netip.Addr{}, dhcpServerPort, true)
 		if err != nil {
