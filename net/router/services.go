@@ -53,10 +53,13 @@ func (r *Router) startServices() error {
 		sv.clock = clock.NewSystem()
 	}
 	if st := r.cfg.TimeStore; st != nil {
-		if t, err := sv.clock.Restore(st); err != nil {
+		switch t, err := sv.clock.Restore(st); {
+		case errors.Is(err, clock.ErrNoRecord):
+			fmt.Println("router: no time saved yet")
+		case err != nil:
 			fmt.Printf("router: last known time: %v\n", err)
-		} else {
-			fmt.Printf("router: clock set to the last known time %s\n", t.UTC().Format(time.RFC3339))
+		default:
+			fmt.Printf("router: last known time %s: the clock starts no earlier\n", t.UTC().Format(time.RFC3339))
 		}
 	}
 	lan := r.cfg.LANAddr

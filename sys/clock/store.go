@@ -42,6 +42,7 @@ var (
 
 // Errors of Decode.
 var (
+	ErrNoRecord    = errors.New("clock: no saved time")
 	ErrShort       = errors.New("clock: saved time record too short")
 	ErrBadMagic    = errors.New("clock: saved time record has no GWTM magic")
 	ErrVersion     = errors.New("clock: saved time record of an unknown version")
@@ -95,7 +96,8 @@ type setter interface {
 
 // Restore sets c to the time saved in st if that is later than c's time,
 // never backwards, and without marking c synced. It returns the saved time.
-// A missing or corrupt record is returned as an error and changes nothing:
+// A missing (ErrNoRecord) or corrupt record is returned as an error and
+// changes nothing:
 // boot goes on with the clock it has.
 func (c *System) Restore(st Store) (time.Time, error) { return restore(c, st) }
 
@@ -103,6 +105,9 @@ func restore(c setter, st Store) (time.Time, error) {
 	b, err := st.Load()
 	if err != nil {
 		return time.Time{}, fmt.Errorf("clock: loading the saved time: %w", err)
+	}
+	if len(b) == 0 {
+		return time.Time{}, ErrNoRecord
 	}
 	saved, err := Decode(b)
 	if err != nil {
