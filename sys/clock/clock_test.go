@@ -153,6 +153,11 @@ func TestRestore(t *testing.T) {
 			t.Fatalf("bad store: err %v, steps %v", err, c.steps)
 		}
 	}
+	// An empty store (first boot) says so.
+	c = &fakeClock{now: time.Unix(3, 0)}
+	if _, err := restore(c, &memStore{}); !errors.Is(err, ErrNoRecord) || len(c.steps) != 0 {
+		t.Fatalf("empty store: err %v, steps %v", err, c.steps)
+	}
 }
 
 func TestKeeper(t *testing.T) {
