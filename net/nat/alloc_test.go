@@ -76,3 +76,24 @@ func udpPkt0(p []byte, port uint16) []byte {
 	binary.BigEndian.PutUint16(p[10:], ipHeaderChecksum(p[:20]))
 	return p
 }
+
+// TestFragmentAllocs: a fragmented datagram (first fragment recorded,
+// the others following it) allocates nothing.
+func TestFragmentAllocs(t *testing.T) {
+	tb, _ := newTable(t, Config{}, homePolicy(0))
+	_, frags := bigUDP(t, ap(hostA, 5000), ap(remote, 53), 77)
+	var orig [3][]byte
+	for i, f := range frags {
+		orig[i] = append([]byte(nil), f...)
+	}
+	if n := testing.AllocsPerRun(1000, func() {
+		for i, f := range frags {
+			copy(f, orig[i])
+			if v := tb.Forward(f, lan); v.Action != Forward {
+				t.Fatal(v)
+			}
+		}
+	}); n != 0 {
+		t.Errorf("fragment path: %v allocs", n)
+	}
+}

@@ -96,20 +96,49 @@
 //
 // # Fragments
 //
-// Fragments after the first carry no ports, so they can neither be
-// matched to a connection nor translated, and a datagram whose first
-// fragment was translated but whose others were not never reassembles.
-// The engine does not reassemble: every fragment is shown to the policy by
-// addresses only; Local ones go to the router's stack (gVisor reassembles
-// them), the rest are dropped with reason Fragment. TCP uses path MTU
-// discovery (DF set) and modern DNS limits its UDP answers to about
-// 1232 bytes, so little traffic fragments; large UDP datagrams (some VPNs
-// without their own fragmentation) do not pass the NAT.
+// IPv4 fragments are translated without reassembly, as many small NATs
+// do. The first fragment (offset 0) carries the transport header: it is
+// tracked, asked about and translated like an unfragmented packet (it must
+// hold the whole TCP or UDP header; a tiny first fragment that splits the
+// TCP header is Malformed, RFC 1858). Its checksum update depends only on
+// the addresses and ports that change, so it is right for the whole
+// datagram. When it passes, forwarded or delivered as part of one of the
+// router's own connections, it leaves an entry in a small fragment table
+// (Config.MaxFrags, DefaultMaxFrags; sets of 4 entries, preallocated),
+// keyed by source, destination, protocol and identification as the
+// datagram arrived (RFC 791 section 3.2), holding the connection (slot
+// and generation), the direction and the addresses the datagram leaves
+// with.
+//
+// A later fragment (offset > 0) has no ports; it looks its entry up and
+// follows the first fragment: the same connection, direction, egress
+// interface and next hop (Verdict as for the first), the addresses
+// rewritten, TTL - 1 and the IP header checksum; the policy is not asked
+// again. The connection's rules apply: the fragment must arrive on the
+// interface of its direction (else Drop Invalid), and TTL <= 1 is Drop
+// TTLExceeded (RFC 1812 forbids an ICMP error about a non-first fragment,
+// so the caller sends none). An entry is freed once the fragments seen add
+// up to the datagram's length (they may arrive in any order after the
+// first), when it is older than Timeouts.Fragment (30 s, Linux's
+// ipfrag_time), and when its connection ends: a fragment whose entry
+// names a recycled slot (another generation) or an expired connection
+// finds nothing. A full set gives up its oldest entry for a new datagram
+// (Stats.FragEvicted); Stats.FragTracked counts recorded first fragments.
+//
+// Fragments that arrive before their first one are not held back: they
+// find no entry and, like every fragment without one, are shown to the
+// policy by addresses only. Local ones go to the router's stack (gVisor
+// reassembles them), the rest are dropped with reason Fragment, and the
+// datagram is lost; the sender's retransmission usually arrives in order.
+// ICMP errors that are themselves fragmented are treated the same way,
+// and an ICMP error quoting a non-first fragment cannot be matched to a
+// connection (no ports), so it is never forwarded.
 //
 // # Not supported yet
 //
 // IPv6 (this package is IPv4 only),
-// application helpers (FTP, SIP, PPTP, H.323), fragment reassembly,
+// application helpers (FTP, SIP, PPTP, H.323), fragment reassembly (and
+// so buffering fragments that overtake their first one),
 // TCP sequence/window checking, hairpin NAT beyond what Decision.SNAT and
 // DNAT together express, per-host connection limits, and conntrack zones.
 package nat

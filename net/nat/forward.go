@@ -28,7 +28,7 @@ func (t *Table) Forward(pkt []byte, in Iface) Verdict {
 	if r := p.parse(pkt); r != ReasonNone {
 		return t.dropped(Drop, r)
 	}
-	if p.frag {
+	if p.frag && (!p.firstFr || p.isICMPError()) {
 		return t.fragment(&p, in)
 	}
 	if p.isICMPError() {
@@ -38,6 +38,7 @@ func (t *Table) Forward(pkt []byte, in Iface) Verdict {
 	t.mu.Lock()
 	if c, d := t.lookup(p.t, now); c != nil {
 		if pl, ok := t.hitLocked(c, d, &p, in, now); ok {
+			t.fragFirstLocked(&p, &pl, now)
 			t.mu.Unlock()
 			return t.finish(&p, &pl)
 		}
@@ -235,11 +236,15 @@ func (t *Table) miss(p *packet, in Iface, now int64) Verdict {
 	t.mu.Lock()
 	if c, d := t.lookup(p.t, now); c != nil { // another goroutine created it meanwhile
 		if pl, ok := t.hitLocked(c, d, p, in, now); ok {
+			t.fragFirstLocked(p, &pl, now)
 			t.mu.Unlock()
 			return t.finish(p, &pl)
 		}
 	}
 	pl, r := t.createLocked(p, in, &dec, now)
+	if r == ReasonNone {
+		t.fragFirstLocked(p, &pl, now)
+	}
 	t.mu.Unlock()
 	if r != ReasonNone {
 		return t.dropped(Drop, r)
@@ -394,17 +399,6 @@ func clampMSS(h []byte, mss uint16) {
 		}
 		i += l
 	}
-}
-
-// fragment handles an IPv4 fragment. Fragments after the first carry no
-// ports, so they cannot be matched to a connection or translated: only
-// fragments the policy delivers locally (the router's stack reassembles
-// them) pass; others are dropped with reason Fragment.
-func (t *Table) fragment(p *packet, in Iface) Verdict {
-	if t.askAddrs(p, in) == Local {
-		return Verdict{Action: Local}
-	}
-	return t.dropped(Drop, Fragment)
 }
 
 // askAddrs asks the policy about p by addresses only (no ports).

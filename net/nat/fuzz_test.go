@@ -24,12 +24,27 @@ func fuzzTable(t testing.TB) *Table {
 		tb.Forward(c.p, c.in)
 	}
 	tb.Output(udpPkt(ap(wanAddr, 123), ap(remote, 123), 48), wan)
+	// A fragmented datagram whose first fragment passed, so that fuzzed
+	// later fragments (fuzzFrags' second and third) find it.
+	tb.Forward(fuzzFrags()[0], lan)
 	return tb
+}
+
+// fuzzFrags is a 3000-byte UDP datagram of host A's tracked flow in 3
+// fragments.
+func fuzzFrags() [][]byte {
+	return fragmentIP(udpPkt(ap(hostA, 5353), ap(remote, 53), 3000-udpHeader), 1500, 0xf00d)
 }
 
 func fuzzSeeds(f *testing.F) {
 	sent := udpPkt(ap(wanAddr, 5353), ap(remote, 53), 10)
+	frags := fuzzFrags()
+	other := fragmentIP(udpPkt(ap(remote, 53), ap(wanAddr, 5353), 1600), 576, 0xbeef) // the answer, before its first fragment
+	local := fragmentIP(udpPkt(ap(hostA, 5353), ap(routerLAN, 53), 1600), 1500, 9)
 	for _, p := range [][]byte{
+		frags[0], frags[1], frags[2], other[0], other[1], other[2], local[1],
+		fragmentIP(tcpPkt(ap(hostA, 40002), ap(remote, 443), tcpSYN, 1, 0, mssOpts(1, 1460), 64), 68, 3)[0],
+		quoteICMPError(hop, wanAddr, icmpTimeExceed, 0, frags[1], 28),
 		tcpPkt(ap(hostA, 40000), ap(remote, 443), tcpACK, 1, 1, nil, 100),
 		tcpPkt(ap(remote, 443), ap(wanAddr, 40000), tcpACK|tcpFIN, 1, 1, nil, 0),
 		tcpPkt(ap(hostA, 40001), ap(remote, 443), tcpSYN, 1, 0, mssOpts(3, 9000), 0),

@@ -74,7 +74,7 @@ const (
 	NoPort                        // no free masquerade port (or the reply tuple is taken and cannot be changed)
 	Invalid                       // does not fit the connection's state, cannot start one, or an ICMP error about nothing tracked
 	Denied                        // the Policy said Drop or Reject (named so as not to clash with the Policy interface)
-	Fragment                      // an IPv4 fragment not for the router (see the package doc)
+	Fragment                      // a later IPv4 fragment whose first one did not pass or was forgotten, not for the router (see the package doc)
 	NumDropReasons
 )
 
@@ -120,6 +120,7 @@ type Timeouts struct {
 	TCPCloseWait, TCPLastAck, TCPTimeWait, TCPClose    time.Duration
 	UDP, UDPStream, ICMP                               time.Duration
 	Generic                                            time.Duration // protocols other than TCP, UDP and ICMP
+	Fragment                                           time.Duration // how long the fragments of a datagram may trail its first one
 }
 
 // DefaultTimeouts are Linux nf_conntrack's values with OpenWrt's overrides.
@@ -133,6 +134,9 @@ type Timeouts struct {
 //     nf_conntrack_udp_timeout_stream=180.
 //   - ICMP: nf_conntrack_proto_icmp.c, 30 s.
 //   - Generic (other protocols): nf_conntrack_proto_generic.c, 600 s.
+//   - Fragment: Linux keeps an incomplete datagram's fragments for
+//     ipfrag_time, 30 s (Documentation/networking/ip-sysctl.rst; RFC 791
+//     section 3.2 suggested 15 s for the reassembly timer).
 var DefaultTimeouts = Timeouts{
 	TCPSynSent:     2 * time.Minute,
 	TCPSynRecv:     60 * time.Second,
@@ -146,6 +150,7 @@ var DefaultTimeouts = Timeouts{
 	UDPStream:      180 * time.Second,
 	ICMP:           30 * time.Second,
 	Generic:        600 * time.Second,
+	Fragment:       30 * time.Second,
 }
 
 // DefaultMaxConns sizes the table for a 32 MiB board. An entry (Conn) is
@@ -168,6 +173,7 @@ const (
 // Config configures a Table.
 type Config struct {
 	MaxConns  int          // table size; 0 = DefaultMaxConns
+	MaxFrags  int          // fragment table size (datagrams in flight, rounded up to a power of two, at least 4); 0 = DefaultMaxFrags
 	Timeouts  Timeouts     // zero fields = DefaultTimeouts
 	PortRange [2]uint16    // masquerade ports (and ICMP echo ids), inclusive; zero = 1024..65535
 	Now       func() int64 // monotonic nanoseconds; nil = a monotonic clock
@@ -183,6 +189,9 @@ type Stats struct {
 	Flushed uint64                 // entries removed by Flush or SetAddress
 	Policy  uint64                 // Policy.Decide calls
 	Drops   [NumDropReasons]uint64 // Drop and Reject verdicts by reason
+
+	FragTracked uint64 // first fragments recorded for their datagram's other fragments to follow
+	FragEvicted uint64 // fragment table entries replaced while their datagram was still under way (table full)
 }
 
 // ErrConfig reports an unusable Config.
@@ -207,10 +216,14 @@ type Table struct {
 	mask     uint32
 	free     int32 // free list through next[0], -1 = empty
 	sweepPos uint32
+	frags    []fragEntry // the fragment table: sets of fragWays entries (frag.go)
+	fragMask uint32      // sets - 1
+	fragTmo  int64
 
 	inUse                                    atomic.Int64
 	created, expired, evicted, flushed, pols atomic.Uint64
 	drops                                    [NumDropReasons]atomic.Uint64
+	fragTracked, fragEvicted                 atomic.Uint64
 }
 
 // New makes a Table. The Policy decides packets that match no connection.
@@ -223,6 +236,13 @@ func New(cfg Config, p Policy) (*Table, error) {
 		n = DefaultMaxConns
 	}
 	if n < 1 || n > maxMaxConns {
+		return nil, ErrConfig
+	}
+	nf := cfg.MaxFrags
+	if nf == 0 {
+		nf = DefaultMaxFrags
+	}
+	if nf < 0 || nf > maxMaxFrags {
 		return nil, ErrConfig
 	}
 	lo, hi := cfg.PortRange[0], cfg.PortRange[1]
@@ -246,6 +266,12 @@ func New(cfg Config, p Policy) (*Table, error) {
 	t.conns = make([]Conn, n)
 	t.buckets = make([]int32, nb)
 	t.mask = uint32(nb - 1)
+	sets := 1
+	for sets*fragWays < nf {
+		sets <<= 1
+	}
+	t.frags = make([]fragEntry, sets*fragWays)
+	t.fragMask = uint32(sets - 1)
 	t.mu.Lock()
 	t.resetLocked()
 	t.mu.Unlock()
@@ -284,6 +310,7 @@ func (t *Table) setTimeouts(c Timeouts) {
 		pick(c.UDP, d.UDP), pick(c.UDPStream, d.UDPStream), pick(c.ICMP, d.ICMP),
 		pick(c.Generic, d.Generic),
 	}
+	t.fragTmo = pick(c.Fragment, d.Fragment)
 }
 
 // Stats returns the counters.
@@ -296,6 +323,9 @@ func (t *Table) Stats() Stats {
 		Evicted: t.evicted.Load(),
 		Flushed: t.flushed.Load(),
 		Policy:  t.pols.Load(),
+
+		FragTracked: t.fragTracked.Load(),
+		FragEvicted: t.fragEvicted.Load(),
 	}
 	for i := range s.Drops {
 		s.Drops[i] = t.drops[i].Load()

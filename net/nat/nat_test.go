@@ -559,6 +559,8 @@ func TestOutputLocal(t *testing.T) {
 	}
 }
 
+// TestFragments: fragments without a first one are dropped unless they
+// are for the router.
 func TestFragments(t *testing.T) {
 	tb, _ := newTable(t, Config{}, homePolicy(0))
 	frag := func(dst netip.Addr, off uint16, mf bool) []byte {
@@ -578,7 +580,7 @@ func TestFragments(t *testing.T) {
 		mf   bool
 		want Action
 	}{
-		{remote, 0, true, Drop}, {remote, 1480, false, Drop}, {remote, 8, true, Drop},
+		{remote, 1480, false, Drop}, {remote, 8, true, Drop}, // no first fragment passed (frag_test.go has the rest)
 		{routerLAN, 0, true, Local}, {routerLAN, 1480, false, Local},
 	} {
 		v := tb.Forward(frag(c.dst, c.off, c.mf), lan)

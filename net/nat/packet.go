@@ -88,13 +88,16 @@ func (p *packet) parseIP(b []byte) DropReason {
 	return ReasonNone
 }
 
-// parse validates the IPv4 header and, for unfragmented packets, the
-// transport header, and builds the packet's tuple.
+// parse validates the IPv4 header and, for unfragmented packets and
+// first fragments, the transport header, and builds the packet's tuple.
+// A first fragment must hold the whole TCP header (RFC 1858 section 3.2:
+// tiny fragments that split it are refused) or UDP header; its UDP length
+// covers the whole datagram, so it is not checked against the fragment.
 func (p *packet) parse(b []byte) DropReason {
 	if r := p.parseIP(b); r != ReasonNone {
 		return r
 	}
-	if p.frag {
+	if p.frag && !p.firstFr {
 		return ReasonNone
 	}
 	l4 := p.b[p.l4:]
@@ -115,7 +118,7 @@ func (p *packet) parse(b []byte) DropReason {
 		if len(l4) < udpHeader {
 			return Malformed
 		}
-		if ul := int(binary.BigEndian.Uint16(l4[4:])); ul < udpHeader || ul > len(l4) {
+		if ul := int(binary.BigEndian.Uint16(l4[4:])); ul < udpHeader || (ul > len(l4) && !p.frag) {
 			return Malformed
 		}
 		p.t.sport = binary.BigEndian.Uint16(l4[0:])

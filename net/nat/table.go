@@ -48,6 +48,7 @@ func (t *Table) resetLocked() {
 	t.conns[len(t.conns)-1].next[0] = nilNode
 	t.free = 0
 	t.inUse.Store(0)
+	t.resetFragsLocked()
 }
 
 func (t *Table) bumpGen(c *Conn) {
