@@ -61,7 +61,7 @@ func WaitWAN(t testing.TB, c *Client, timeout time.Duration) netip.Addr {
 //   - DNS through the router's forwarder: a name the ISP serves, a
 //     client's name in .lan, a rebinding answer refused;
 //   - NAT: HTTP to the Internet host, which sees the router's WAN
-//     address; ping; UDP (DNS straight to the ISP); ICMP errors from
+//     address; ping, also with 3000-byte (fragmented) echoes; UDP (DNS straight to the ISP); ICMP errors from
 //     beyond the router (traceroute: the router, the ISP, the host);
 //   - from the WAN: a scan of every TCP port and the DNS, DHCP and NTP
 //     ports finds only the forwarded port, which reaches the LAN host;
@@ -118,6 +118,11 @@ func (n *Net) CheckRouter(t testing.TB, lan [2]string) (netip.Addr, [2]*Client) 
 	}
 	if err := pingFrom(c2, host); err != nil {
 		t.Fatal(err)
+	}
+	// Fragments through NAT: a 3000-byte echo leaves and returns in
+	// three fragments each way.
+	if out, err := c2.NS.Exec(15*time.Second, "ping", "-c", "2", "-i", "0.2", "-W", "2", "-s", "3000", host); err != nil {
+		t.Fatalf("fragmented ping %s: %v\n%s", host, err, out)
 	}
 	// UDP through NAT: ask the ISP's DNS server directly.
 	if out := c2.NS.Must(t, "dig", "+short", "+time=3", "@"+ISPAddr.Addr().String(), HostName); strings.TrimSpace(out) != host {
