@@ -21,6 +21,10 @@ type Info struct {
 	// cache colour because that colour was exhausted.
 	ColourMisses uint32
 	Uptime       uint64 // ns
+	// Idle is the ns of Uptime the CPU spent in the kernel's idle loop
+	// (sleeping in WAIT, or about to); Uptime-Idle is busy time, under
+	// QEMU -icount shift=0 busy instructions.
+	Idle uint64
 }
 
 // BoardName returns the board name as a string.

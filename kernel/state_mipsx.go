@@ -115,6 +115,15 @@ type kstate struct {
 	idleWaitEnd                 uint32 // address after the idle loop's WAIT
 	idleRetEPC, idleRetRunnable uint32 // how the idle loop was last resumed
 	seenWaitHits                uint32 // window hits the trap handler has seen
+	// Idle accounting: while idling, idleSince is the CP0 Count at which
+	// the kernel last resumed the idle loop; idleTicks sums the Count
+	// ticks spent there. Under QEMU -icount that tells busy instructions
+	// from the time the virtual clock skipped over in WAIT. Raw Count
+	// keeps it to two register reads per wake-up; the idle loop never
+	// runs longer than the timer horizon (1 s), far below Count's wrap.
+	idling    bool
+	idleSince uint32
+	idleTicks uint64
 
 	statusRun uint32 // Status for running threads (IM bits, EXL), IE kept per thread
 

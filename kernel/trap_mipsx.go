@@ -53,6 +53,12 @@ func (k *kstate) th(i int32) *thread { return &k.threads[i&(maxThreads-1)] }
 func trap() {
 	k := ks()
 	k.stats.traps++
+	if k.idling {
+		// The idle loop (its WAIT included) ran until this trap; the
+		// trap's own work counts as busy.
+		k.idleTicks += uint64(readCount() - k.idleSince)
+		k.idling = false
+	}
 	fr := k.frameOf(k.cur)
 	exc := (fr[fCause] >> 2) & 31
 	yield := false
@@ -302,6 +308,7 @@ func (k *kstate) schedule(yield bool) {
 	fr[fStatus] = k.statusRun | fr[fStatus]&stIE
 	if k.cur == idleTid {
 		k.idleRetEPC, k.idleRetRunnable = fr[fEPC], k.runnable
+		k.idling, k.idleSince = true, readCount()
 	}
 	*mem32(curFrameAddr) = uint32(uintptrOf(fr))
 }
