@@ -87,7 +87,15 @@ func measureBridge(b *testing.B) float64 {
 
 func measureBound(b *testing.B) float64 {
 	h1, h2 := newHost(b, 1), newHost(b, 2)
-	d1, d2 := h1.nic.Dev(), h2.nic.Dev()
+	tapForwarder(b, h1.nic.Dev(), h2.nic.Dev())
+	h1.plug(b, "192.168.1.10/24")
+	h2.plug(b, "192.168.1.20/24")
+	return iperf(b, h2, h1, "192.168.1.20")
+}
+
+// tapForwarder cables d1 to d2 through the bound: one goroutine per
+// direction copying frames, no parsing, until the benchmark ends.
+func tapForwarder(b *testing.B, d1, d2 *tap.Dev) {
 	stop := make(chan struct{})
 	fwd := func(from, to *tap.Dev) {
 		buf := make([]byte, 2048)
@@ -110,9 +118,6 @@ func measureBound(b *testing.B) float64 {
 	go fwd(d1, d2)
 	go fwd(d2, d1)
 	b.Cleanup(func() { close(stop); _ = d1.Close(); _ = d2.Close() })
-	h1.plug(b, "192.168.1.10/24")
-	h2.plug(b, "192.168.1.20/24")
-	return iperf(b, h2, h1, "192.168.1.20")
 }
 
 func measureStackUpload(b *testing.B) float64 {
