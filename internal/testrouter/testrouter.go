@@ -37,9 +37,13 @@ config redirect
 	option target 'DNAT'
 `
 
+// NTPServer is the time server the tests' far side runs (a name its DNS
+// server resolves).
+const NTPServer = "ntp.example.test"
+
 // Config returns the configuration, ports still to be filled in: the
-// static lease, fw4's defaults with PortForward, and no time servers (the
-// test's far side has none).
+// static lease, fw4's defaults with PortForward, and the far side's time
+// server.
 func Config() (router.Config, error) {
 	mac, err := net.ParseMAC(StaticMAC)
 	if err != nil {
@@ -56,6 +60,6 @@ func Config() (router.Config, error) {
 	return router.Config{
 		Firewall:   fw,
 		DHCP:       router.DHCPServer{Static: []dhcpd.StaticLease{{MAC: mac, IP: netip.MustParseAddr(StaticIP), Hostname: StaticName}}},
-		NTPServers: []string{},
+		NTPServers: []string{NTPServer},
 	}, nil
 }

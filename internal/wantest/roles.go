@@ -5,6 +5,7 @@ package wantest
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -43,6 +44,8 @@ func RunRole() (int, bool) {
 		err = serveHTTP(arg)
 	case "scan":
 		err = scan(arg)
+	case "ntp":
+		err = serveNTP(arg)
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
@@ -51,6 +54,51 @@ func RunRole() (int, bool) {
 		return 1, true
 	}
 	return 0, true
+}
+
+// serveNTP is an SNTP server (RFC 4330) on UDP port 123 whose clock runs
+// ahead of the host's by the duration arg, so that a client that synced
+// to it shows it.
+func serveNTP(arg string) error {
+	ahead, err := time.ParseDuration(arg)
+	if err != nil {
+		return err
+	}
+	c, err := net.ListenPacket("udp4", ":123")
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 512)
+	for {
+		n, peer, err := c.ReadFrom(buf)
+		if err != nil {
+			return err
+		}
+		if n < 48 || buf[0]&7 != 3 { // mode 3: client
+			continue
+		}
+		now := ntpTime(time.Now().Add(ahead))
+		var r [48]byte
+		r[0] = 0<<6 | 4<<3 | 4 // LI 0, VN 4, mode 4 (server)
+		r[1] = 2               // stratum 2
+		r[2] = buf[2]          // poll
+		r[3] = 0xec            // precision 2^-20
+		copy(r[12:16], "GWRT")
+		copy(r[24:32], buf[40:48]) // originate = the client's transmit
+		binary.BigEndian.PutUint64(r[16:], now)
+		binary.BigEndian.PutUint64(r[32:], now)
+		binary.BigEndian.PutUint64(r[40:], now)
+		_, _ = c.WriteTo(r[:], peer)
+	}
+}
+
+// ntpTime is t as an NTP timestamp: seconds since 1900 (RFC 5905 6) and
+// a 32-bit binary fraction.
+func ntpTime(t time.Time) uint64 {
+	const unixToNTP = 2208988800 // seconds from 1900 to 1970
+	sec := uint64(t.Unix()) + unixToNTP
+	frac := uint64(t.Nanosecond()) << 32 / 1e9
+	return sec<<32 | frac
 }
 
 // serveHTTP answers every request with the peer address it came from.

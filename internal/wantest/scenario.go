@@ -26,6 +26,10 @@ type status struct {
 	Forwarding struct {
 		FastPath uint64 `json:"fast_path"`
 	} `json:"forwarding"`
+	Time struct {
+		Now    time.Time `json:"now"`
+		Synced bool      `json:"synced"`
+	} `json:"time"`
 }
 
 // WaitWAN polls the router's status page from ns until its WAN has an
@@ -65,6 +69,9 @@ func WaitWAN(t testing.TB, c *Client, timeout time.Duration) netip.Addr {
 //     beyond the router (traceroute: the router, the ISP, the host);
 //   - from the WAN: a scan of every TCP port and the DNS, DHCP and NTP
 //     ports finds only the forwarded port, which reaches the LAN host;
+//   - time: the router resolves the far side's SNTP server through its
+//     own forwarder once the WAN is up and sets its clock to it (three
+//     hours ahead of the host's);
 //   - the status page shows the WAN address, both leases, the
 //     connection table and fast-path forwarding.
 //
@@ -159,6 +166,23 @@ func (n *Net) CheckRouter(t testing.TB, lan [2]string) (netip.Addr, [2]*Client) 
 	if st.WAN.Addr != wanAddr.String()+"/24" || len(st.Leases) != 2 || st.Conntrack.Max == 0 ||
 		st.Conntrack.Created == 0 || st.Forwarding.FastPath == 0 {
 		t.Fatalf("status.json: %s", js)
+	}
+	// Time: after WAN up the router resolved the far side's time server
+	// through its own DNS forwarder and set its clock to it.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		js := c1.NS.Must(t, "curl", "-sS", "--max-time", "10", "http://192.168.1.1/status.json")
+		if err := json.Unmarshal([]byte(js), &st); err != nil {
+			t.Fatalf("status.json: %v\n%s", err, js)
+		}
+		if st.Time.Synced {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the router's clock did not sync to %s: %s", NTPName, js)
+		}
+	}
+	if d := st.Time.Now.Sub(time.Now().Add(NTPAhead)); d < -time.Minute || d > time.Minute {
+		t.Fatalf("the router's clock is %v, want the time server's %v (%v off)", st.Time.Now, time.Now().Add(NTPAhead), d)
 	}
 	page := c1.NS.Must(t, "curl", "-sS", "--max-time", "10", "http://192.168.1.1/")
 	for _, want := range []string{"<td>" + testrouter.StaticName + "</td><td>" + testrouter.StaticIP + "</td>",

@@ -12,7 +12,8 @@
 // DNS for www.example.test, and it routes to the Internet host
 // 203.0.113.80 (RFC 2544's benchmarking range) behind it. The Internet host runs an
 // HTTP server that answers with the peer address it sees (so a test can
-// check the router's masquerading) and an iperf3 server.
+// check the router's masquerading), an iperf3 server and an SNTP server
+// whose clock runs three hours ahead.
 //
 // Servers that need Go code (the HTTP server, the port scanner) are the
 // test binary itself, started again inside a namespace: a package that
@@ -31,6 +32,7 @@ import (
 	"time"
 
 	"github.com/gowrt/gowrt/internal/netns"
+	"github.com/gowrt/gowrt/internal/testrouter"
 )
 
 // roleEnv names the server role a re-started test binary plays.
@@ -100,12 +102,21 @@ func New(t testing.TB, link string, leaseTime time.Duration) *Net {
 		"--dhcp-option=option:dns-server,"+ISPAddr.Addr().String(),
 		"--host-record="+HostName+","+HostAddr.Addr().String(),
 		"--host-record="+RebindName+","+RebindAddr,
+		"--host-record="+NTPName+","+HostAddr.Addr().String(),
 		// The Internet's DNS answers only what it knows.
 		"--local=/test/")
 	n.Host.Start(t, n.log, "env", fmt.Sprintf("%s=http:%d", roleEnv, HTTPPort), Self(t))
 	n.Host.Start(t, n.log, "iperf3", "-s", "-p", fmt.Sprint(IperfPort))
+	n.Host.Start(t, n.log, "env", fmt.Sprintf("%s=ntp:%v", roleEnv, NTPAhead), Self(t))
 	return n
 }
+
+// The Internet host is also a time server, NTPName, whose clock runs
+// NTPAhead of the host's: a router that synced to it shows it.
+const (
+	NTPName  = testrouter.NTPServer
+	NTPAhead = 3 * time.Hour
+)
 
 // IperfPort is the Internet host's iperf3 server port.
 const IperfPort = 5201
