@@ -330,21 +330,8 @@ func (k *kstate) clockSettime(fr *frame, clk uint32, ts uintptr, ts64 bool) {
 		fail(fr, eINVAL)
 		return
 	}
-	var sec int64
-	var nsec uint32
-	var ok1, ok2 bool
-	if ts64 {
-		var s uint64
-		s, ok1 = k.ur64(ts)
-		sec = int64(s)
-		nsec, ok2 = k.ts64Nsec(ts)
-	} else {
-		var s uint32
-		s, ok1 = k.ur32(ts)
-		sec = int64(int32(s))
-		nsec, ok2 = k.ur32(ts + 4)
-	}
-	if !ok1 || !ok2 {
+	sec, nsec, readable := k.readTimespec(ts, ts64)
+	if !readable {
 		fail(fr, eFAULT)
 		return
 	}
@@ -479,25 +466,28 @@ func (k *kstate) ts64Nsec(ts uintptr) (uint32, bool) {
 	return lo, ok1 && ok2
 }
 
+// readTimespec reads a user timespec: the 32-bit layout (tv_sec and
+// tv_nsec words) or the 64-bit one (struct __kernel_timespec, see
+// ts64Nsec). ok is false when the memory is not readable.
+//
+//go:nosplit
+func (k *kstate) readTimespec(ts uintptr, ts64 bool) (sec int64, nsec uint32, ok bool) {
+	if ts64 {
+		s, ok1 := k.ur64(ts)
+		ns, ok2 := k.ts64Nsec(ts)
+		return int64(s), ns, ok1 && ok2
+	}
+	s, ok1 := k.ur32(ts)
+	ns, ok2 := k.ur32(ts + 4)
+	return int64(int32(s)), ns, ok1 && ok2
+}
+
 // tsToNs reads a timespec (32- or 64-bit layout) and returns ns, or -1.
 //
 //go:nosplit
 func (k *kstate) tsToNs(ts uintptr, ts64 bool) int64 {
-	var sec int64
-	var nsec uint32
-	var ok1, ok2 bool
-	if ts64 {
-		var s uint64
-		s, ok1 = k.ur64(ts)
-		sec = int64(s)
-		nsec, ok2 = k.ts64Nsec(ts)
-	} else {
-		var s uint32
-		s, ok1 = k.ur32(ts)
-		sec = int64(int32(s))
-		nsec, ok2 = k.ur32(ts + 4)
-	}
-	if !ok1 || !ok2 || sec < 0 || nsec >= 1_000_000_000 {
+	sec, nsec, ok := k.readTimespec(ts, ts64)
+	if !ok || sec < 0 || nsec >= 1_000_000_000 {
 		return -1
 	}
 	if sec > 1<<32 {

@@ -380,14 +380,27 @@ func TestSimWANCounters(t *testing.T) {
 // cabled to an ISP's dnsmasq, GE1 as the LAN port cabled to a switch
 // with two dhclient hosts.
 func TestSimRouterWAN(t *testing.T) {
+	taps := startSimRouter(t, "gww", 11, func(l string) {
+		if strings.Contains(l, "MISUSE") {
+			t.Errorf("model: %s", l)
+		}
+	})
+	far := wantest.New(t, taps[0], 2*time.Minute)
+	far.CheckRouter(t, wantest.Switch(t, taps[1]))
+}
+
+// startSimRouter starts the sim board (GE0 "wan", GE1 "lan" on TAP
+// devices named prefix<pid>-0 and -1, models seeded with seed, their
+// reports to report) and the router on it with internal/testrouter's
+// configuration, and returns the TAP devices' names, WAN first.
+func startSimRouter(t testing.TB, prefix string, seed uint64, report func(string)) [2]string {
 	netns.RequireRoot(t)
-	taps := [2]string{fmt.Sprintf("gww%d-0", os.Getpid()), fmt.Sprintf("gww%d-1", os.Getpid())}
+	taps := [2]string{fmt.Sprintf("%s%d-0", prefix, os.Getpid()), fmt.Sprintf("%s%d-1", prefix, os.Getpid())}
 	var mu sync.Mutex
-	var logs []string
-	b := sim.New(sim.Config{Seed: 11, Log: func(f string, a ...any) {
+	b := sim.New(sim.Config{Seed: seed, Log: func(f string, a ...any) {
 		mu.Lock()
-		logs = append(logs, fmt.Sprintf(f, a...))
-		mu.Unlock()
+		defer mu.Unlock()
+		report(fmt.Sprintf(f, a...))
 	}, Ports: []sim.PortConfig{
 		{Name: "wan", Role: board.WAN, TAP: taps[0], MAC: gnet.MAC{2, 0, 0x67, 0x77, 0x72, 0x20}},
 		{Name: "lan", Role: board.LAN, TAP: taps[1], MAC: gnet.MAC{2, 0, 0x67, 0x77, 0x72, 0x21}},
@@ -418,15 +431,5 @@ func TestSimRouterWAN(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = r.Close() })
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, l := range logs {
-			if strings.Contains(l, "MISUSE") {
-				t.Errorf("model: %s", l)
-			}
-		}
-	})
-	far := wantest.New(t, taps[0], 2*time.Minute)
-	far.CheckRouter(t, wantest.Switch(t, taps[1]))
+	return taps
 }

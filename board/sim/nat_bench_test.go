@@ -11,13 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gowrt/gowrt/board"
-	"github.com/gowrt/gowrt/board/sim"
 	"github.com/gowrt/gowrt/internal/netns"
-	"github.com/gowrt/gowrt/internal/testrouter"
 	"github.com/gowrt/gowrt/internal/wantest"
-	gnet "github.com/gowrt/gowrt/net"
-	"github.com/gowrt/gowrt/net/router"
 )
 
 // BenchmarkSimNATIperf: iperf3 TCP from a LAN host to the Internet host
@@ -54,38 +49,7 @@ func loadAvg() float64 {
 // configuration, the far side on its WAN port and a LAN host on its LAN
 // port, and waits for the WAN's lease.
 func simNATRig(b *testing.B) *netns.NS {
-	netns.RequireRoot(b)
-	taps := [2]string{fmt.Sprintf("gwn%d-0", os.Getpid()), fmt.Sprintf("gwn%d-1", os.Getpid())}
-	sb := sim.New(sim.Config{Seed: 13, Log: func(string, ...any) {}, Ports: []sim.PortConfig{
-		{Name: "wan", Role: board.WAN, TAP: taps[0], MAC: gnet.MAC{2, 0, 0x67, 0x77, 0x72, 0x30}},
-		{Name: "lan", Role: board.LAN, TAP: taps[1], MAC: gnet.MAC{2, 0, 0x67, 0x77, 0x72, 0x31}},
-	}})
-	b.Cleanup(func() { _ = sb.Close() })
-	ports, err := sb.Ports()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg, err := testrouter.Config()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.Board = "sim"
-	for _, p := range ports {
-		rp := router.Port{Name: p.Name, NIC: p.NIC}
-		if p.Role == board.WAN {
-			cfg.WAN = &rp
-		} else {
-			cfg.LAN = append(cfg.LAN, rp)
-		}
-	}
-	r, err := router.New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := r.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = r.Close() })
+	taps := startSimRouter(b, "gwn", 13, func(string) {})
 	wantest.New(b, taps[0], 2*time.Minute)
 	lan := netns.New(b)
 	lan.Adopt(b, taps[1], "192.168.1.10/24")

@@ -18,9 +18,7 @@ import (
 	"time"
 
 	"github.com/gowrt/gowrt/board"
-	"github.com/gowrt/gowrt/net/dhcp/dhcpd"
 	"github.com/gowrt/gowrt/net/router"
-	"github.com/gowrt/gowrt/sys/clock"
 )
 
 func main() {
@@ -51,7 +49,9 @@ func run(runFor time.Duration) error {
 			cfg.LAN = append(cfg.LAN, rp)
 		}
 	}
-	cfg.LeaseStore, cfg.TimeStore = persistence(b)
+	if st, ok := b.(board.Storage); ok { // malta's flash: leases and time survive a reboot
+		cfg.Storage = func(name string) (router.Store, error) { return st.Store(name) }
+	}
 	r, err := router.New(cfg)
 	if err != nil {
 		return err
@@ -81,34 +81,3 @@ func run(runFor time.Duration) error {
 	}
 	return nil
 }
-
-// persistence returns the stores for the DHCP leases and the last known
-// time where the board can keep them (board.Storage: malta's flash), and
-// nils elsewhere (sim: leases and time live in RAM, so runs stay
-// independent of each other). A store the board cannot open is reported
-// and left out: the router runs without it.
-func persistence(b board.Board) (dhcpd.LeaseStore, clock.Store) {
-	st, ok := b.(board.Storage)
-	if !ok {
-		return nil, nil
-	}
-	var leases dhcpd.LeaseStore
-	var tm clock.Store
-	if s, err := st.Store(leaseKey); err != nil {
-		fmt.Printf("router: no lease store: %v\n", err)
-	} else {
-		leases = s
-	}
-	if s, err := st.Store(timeKey); err != nil {
-		fmt.Printf("router: no time store: %v\n", err)
-	} else {
-		tm = s
-	}
-	return leases, tm
-}
-
-// The board storage items the router's state is kept under.
-const (
-	leaseKey = "dhcp.leases"
-	timeKey  = "clock.time"
-)

@@ -105,12 +105,29 @@ type Config struct {
 	NTPServers []string
 	// LeaseStore keeps the DHCP server's leases across restarts, and
 	// TimeStore the last known time across reboots, where the board has
-	// storage (nil: kept in RAM only).
+	// storage (nil: kept in RAM only, unless Storage opens them).
 	LeaseStore dhcpd.LeaseStore
 	TimeStore  clock.Store
+	// Storage, if set, opens the board's persistent items by name (a
+	// board.Storage's Store method): the router keeps its DHCP leases in
+	// "dhcp.leases" and the last known time in "clock.time" unless
+	// LeaseStore or TimeStore is given.
+	Storage func(name string) (Store, error)
 	// Clock is the wall clock SNTP sets (default: clock.NewSystem()).
 	Clock *clock.System
 }
+
+// Store is one persistent item of the board (flash on malta).
+type Store interface {
+	Load() ([]byte, error)
+	Save([]byte) error
+}
+
+// The names of the router's persistent items (Config.Storage).
+const (
+	StoreLeases = "dhcp.leases"
+	StoreTime   = "clock.time"
+)
 
 // Uplink configures the WAN port's IPv4 address: from the ISP's DHCP
 // server (Proto "dhcp", OpenWrt's default) or static.

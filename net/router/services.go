@@ -48,6 +48,7 @@ const (
 func (r *Router) startServices() error {
 	sv := &r.svc
 	sv.bus = event.NewBus()
+	r.openStorage()
 	sv.clock = r.cfg.Clock
 	if sv.clock == nil {
 		sv.clock = clock.NewSystem()
@@ -121,6 +122,30 @@ func (r *Router) startServices() error {
 		go func() { defer r.wg.Done(); defer synced.Close(); _ = k.Run(r.ctx, synced.C()) }()
 	}
 	return nil
+}
+
+// openStorage opens the persistent items Config.Storage offers for the
+// stores not given. One it cannot open is reported and left out: the
+// router runs without it.
+func (r *Router) openStorage() {
+	open := r.cfg.Storage
+	if open == nil {
+		return
+	}
+	if r.cfg.LeaseStore == nil {
+		if s, err := open(StoreLeases); err != nil {
+			fmt.Printf("router: no lease store: %v\n", err)
+		} else {
+			r.cfg.LeaseStore = s
+		}
+	}
+	if r.cfg.TimeStore == nil {
+		if s, err := open(StoreTime); err != nil {
+			fmt.Printf("router: no time store: %v\n", err)
+		} else {
+			r.cfg.TimeStore = s
+		}
+	}
 }
 
 func (r *Router) stopServices() {
