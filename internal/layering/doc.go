@@ -18,6 +18,10 @@
 //   - Models don't trust drivers: argesim, pcnetsim, arswitchsim and
 //     cfisim do not link their drivers (they keep their own register
 //     facts).
+//   - The router's packet and rule engines (net/nat, config/uci,
+//     net/firewall, sys/event) link only the standard library (and the
+//     firewall config/uci); net/forward links gVisor's buffers, not its
+//     stack or the kernel.
 //   - Shipped code carries no test switches: internal/wrongcode, whose
 //     wrapped contracts make a driver commit the mistakes its hazard tests
 //     catch, is imported by tests only.

@@ -175,3 +175,24 @@ func TestModelsDontTrustDrivers(t *testing.T) {
 		})
 	}
 }
+
+// TestRouterCoreStandalone: the packet and rule engines of the router
+// import only the standard library (config/uci, for the firewall's
+// configuration, aside), so they can be embedded and fuzzed anywhere;
+// the forwarding layer links gVisor's buffers but not its stack (the
+// stack is reached through forward.Resolver, which net/router provides).
+func TestRouterCoreStandalone(t *testing.T) {
+	for _, root := range []string{"/net/nat", "/config/uci", "/sys/event"} {
+		root = module + root
+		forbid(t, []string{root}, "a router core package links a package outside the standard library", func(path string, p pkgInfo) bool {
+			return path != root && !p.std
+		})
+	}
+	fw := module + "/net/firewall"
+	forbid(t, []string{fw}, "the firewall links a package other than config/uci and the standard library", func(path string, p pkgInfo) bool {
+		return path != fw && path != module+"/config/uci" && !p.std
+	})
+	forbid(t, []string{module + "/net/forward"}, "the forwarding layer links gVisor's stack", func(path string, _ pkgInfo) bool {
+		return path == "gvisor.dev/gvisor/pkg/tcpip/stack" || path == module+"/kernel"
+	})
+}
