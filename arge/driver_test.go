@@ -20,7 +20,10 @@ import (
 // intr.Dispatcher: every frame arrives, the handler's budget loop ends,
 // and the line does not storm.
 func TestInterruptDriven(t *testing.T) {
-	r := newRig(t, rigOpts{seed: 3, budget: 8, fastLink: true})
+	// The test fills TX buffers while the dispatcher's goroutine drives
+	// the model: cache eviction would read them concurrently (hwsim's
+	// NoEviction rule).
+	r := newRig(t, rigOpts{seed: 3, budget: 8, fastLink: true, hw: hwsim.Config{NoEviction: true}})
 	var rx atomic.Int64
 	r.keep = false
 	r.onRecv = func([]byte) { rx.Add(1) }
