@@ -254,26 +254,16 @@ func (sec *section) protos() ProtoSet {
 }
 
 func (sec *section) ports(name string, list bool) []PortRange {
-	var vals []string
-	var line int
-	if list {
-		vals, line = sec.multi(name)
-	} else if v, l, ok := sec.single(name); ok {
-		vals, line = []string{v}, l
-	}
-	var out []PortRange
-	for _, v := range vals {
-		p, err := parsePort(v)
-		if err != nil {
-			sec.errorf(name, line, "%v", err)
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
+	return parseEach(sec, name, list, parsePort)
 }
 
 func (sec *section) addrs(name string, list bool) []AddrRange {
+	return parseEach(sec, name, list, parseAddr)
+}
+
+// parseEach parses option name's values (several when list) with parse,
+// reporting each value it refuses against the option.
+func parseEach[T any](sec *section, name string, list bool, parse func(string) (T, error)) []T {
 	var vals []string
 	var line int
 	if list {
@@ -281,14 +271,14 @@ func (sec *section) addrs(name string, list bool) []AddrRange {
 	} else if v, l, ok := sec.single(name); ok {
 		vals, line = []string{v}, l
 	}
-	var out []AddrRange
+	var out []T
 	for _, v := range vals {
-		a, err := parseAddr(v)
+		x, err := parse(v)
 		if err != nil {
 			sec.errorf(name, line, "%v", err)
 			continue
 		}
-		out = append(out, a)
+		out = append(out, x)
 	}
 	return out
 }
