@@ -150,23 +150,11 @@ func (c *Config) Compile(networks map[string]int) (*Ruleset, error) {
 		cr.finish()
 		switch {
 		case rule.Src != "" && rule.Dest != "":
-			if src < 0 {
-				r.forwardAny = append(r.forwardAny, cr)
-			} else {
-				r.forward[src] = append(r.forward[src], cr)
-			}
+			place(&r.forwardAny, r.forward, src, cr)
 		case rule.Src != "":
-			if src < 0 {
-				r.inputAny = append(r.inputAny, cr)
-			} else {
-				r.input[src] = append(r.input[src], cr)
-			}
+			place(&r.inputAny, r.input, src, cr)
 		default:
-			if dst < 0 {
-				r.outputAny = append(r.outputAny, cr)
-			} else {
-				r.output[dst] = append(r.output[dst], cr)
-			}
+			place(&r.outputAny, r.output, dst, cr)
 		}
 	}
 	// Forwardings come after the rules in the same chains (fw4.uc load
@@ -185,11 +173,7 @@ func (c *Config) Compile(networks map[string]int) (*Ruleset, error) {
 		}
 		cr := crule{name: fw.Name, family: fw.Family, dest: dst, protos: AllProtos, target: Accept}
 		cr.finish()
-		if src < 0 {
-			r.forwardAny = append(r.forwardAny, cr)
-		} else {
-			r.forward[src] = append(r.forward[src], cr)
-		}
+		place(&r.forwardAny, r.forward, src, cr)
 	}
 	for _, rd := range c.Redirects {
 		if !rd.Enabled {
@@ -473,3 +457,13 @@ func (r *Ruleset) Zone(ifc uint8) (string, bool) {
 
 // Defaults returns the default policies and switches compiled in.
 func (r *Ruleset) Defaults() Defaults { return r.defaults }
+
+// place appends cr to a chain: the main one (anyChain, rules for zone '*',
+// z < 0) or zone z's.
+func place(anyChain *[]crule, zones [][]crule, z int16, cr crule) {
+	if z < 0 {
+		*anyChain = append(*anyChain, cr)
+		return
+	}
+	zones[z] = append(zones[z], cr)
+}
