@@ -312,7 +312,13 @@ func TestBoundRenewRebindRelease(t *testing.T) {
 	if conn.Addr() != leasedIP {
 		t.Fatalf("conn address %v, want the lease's", conn.Addr())
 	}
-	d, r := <-srv.got, <-srv.got
+	// The library retransmits a DISCOVER whose offer takes longer than
+	// the test's 20 ms timeout (a loaded machine): skip the repeats.
+	d := <-srv.got
+	r := <-srv.got
+	for r.typ == dhcpv4.MessageTypeDiscover {
+		r = <-srv.got
+	}
 	if d.typ != dhcpv4.MessageTypeDiscover || r.typ != dhcpv4.MessageTypeRequest || !r.serverID.Equal(serverIP.AsSlice()) ||
 		!r.requested.Equal(leasedIP.AsSlice()) || d.hostname != "gowrt" || len(d.clientID) != 7 {
 		t.Fatalf("DORA: %+v %+v", d, r)
@@ -322,8 +328,12 @@ func TestBoundRenewRebindRelease(t *testing.T) {
 	waitIdle(t, clk)
 	clk.Advance(l.T1 - time.Second)
 	time.Sleep(50 * time.Millisecond)
-	if len(srv.got) != 0 {
-		t.Fatalf("message before T1: %+v", <-srv.got)
+	for len(srv.got) != 0 {
+		// Only late copies of the broadcast DORA messages may still be
+		// queued (retransmitted before the answer came, see above).
+		if m := <-srv.got; m.unicast || !m.ciaddr.IsUnspecified() {
+			t.Fatalf("message before T1: %+v", m)
+		}
 	}
 	// T1: RENEWING, unicast to the server, ciaddr set, no server id.
 	clk.AdvanceTo(l.Obtained.Add(l.T1))
@@ -424,8 +434,8 @@ func TestExpiryAndBackoff(t *testing.T) {
 		m := <-srv.got
 		if m.typ == dhcpv4.MessageTypeRequest && m.unicast {
 			renewals++
-		} else if m.typ == dhcpv4.MessageTypeRequest {
-			rebinds++
+		} else if m.typ == dhcpv4.MessageTypeRequest && !m.ciaddr.IsUnspecified() {
+			rebinds++ // (a late DORA REQUEST copy has no ciaddr)
 		}
 	}
 	// T1=30m, T2=52.5m: renewals at 30, 41.25, 46.9, 49.7, 51.1, 52.1 min
