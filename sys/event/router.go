@@ -63,14 +63,35 @@ type InterfaceUp struct {
 	Name string
 }
 
+// ConfigCommitted: a configuration commit was saved to storage. Packages
+// names the UCI packages ("network", "dhcp" …) whose content changed, in
+// name order; read-only for subscribers. Services that use one of them
+// apply the new values without a reboot.
+type ConfigCommitted struct {
+	Seq      uint64 // commit number since boot, from 1
+	Packages []string
+}
+
+// ServiceState: a supervised service changed state ("starting",
+// "running", "backoff", "parked", "stopped" …). Err is the error or panic
+// that ended its last run, empty if none.
+type ServiceState struct {
+	Service  string
+	State    string
+	Restarts int
+	Err      string
+}
+
 // Bus is the router's set of topics. One Bus is made at boot and handed
 // to every service; later services add their topics here.
 type Bus struct {
-	WAN         *Topic[WAN]         // state: current WAN state
-	Link        *Topic[LinkChange]  // events, per port
-	Addr        *Topic[AddrChange]  // events
-	Time        *Topic[TimeSynced]  // state: latest sync
-	InterfaceUp *Topic[InterfaceUp] // events
+	WAN         *Topic[WAN]             // state: current WAN state
+	Link        *Topic[LinkChange]      // events, per port
+	Addr        *Topic[AddrChange]      // events
+	Time        *Topic[TimeSynced]      // state: latest sync
+	InterfaceUp *Topic[InterfaceUp]     // events
+	Config      *Topic[ConfigCommitted] // state: the latest commit
+	Service     *Topic[ServiceState]    // events, from the supervisor
 }
 
 // NewBus makes the router's topics with their default queue lengths.
@@ -81,10 +102,13 @@ func NewBus() *Bus {
 		Addr:        NewTopic[AddrChange]("addr", 0),
 		Time:        NewStateTopic[TimeSynced]("time", 0),
 		InterfaceUp: NewTopic[InterfaceUp]("interface-up", 0),
+		Config:      NewStateTopic[ConfigCommitted]("config", 0),
+		Service:     NewTopic[ServiceState]("service", 0),
 	}
 }
 
 // Stats returns every topic's counters (for the status page).
 func (b *Bus) Stats() []Stats {
-	return []Stats{b.WAN.Stats(), b.Link.Stats(), b.Addr.Stats(), b.Time.Stats(), b.InterfaceUp.Stats()}
+	return []Stats{b.WAN.Stats(), b.Link.Stats(), b.Addr.Stats(), b.Time.Stats(), b.InterfaceUp.Stats(),
+		b.Config.Stats(), b.Service.Stats()}
 }
