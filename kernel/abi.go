@@ -71,6 +71,7 @@ const (
 	sysGowrtCrash      = 4904 // gowrt: fault inside the trap handler (only with the ktest switch)
 	sysGowrtDMAAlloc   = 4905 // gowrt: physically contiguous frames for device DMA
 	sysGowrtHazard     = 4906 // gowrt: hazard injection (kernels built with -tags gowrt_hazard only)
+	sysGowrtConsoleLog = 4907 // gowrt: copy out the console log (dmesg)
 	firstLinuxSyscall  = 4000
 	lastTrackedSyscall = 4511
 )
@@ -121,7 +122,7 @@ func Classify(nr uint32) (Disposition, uint32) {
 		sysKill, sysGetrandom, sysGowrtInfo, sysGowrtIRQ,
 		sysGowrtIRQWait, sysGowrtIdleStats, sysGowrtCrash, sysGowrtDMAAlloc,
 		sysSetitimer, sysReboot, sysClockSettime, sysClockSettime64,
-		sysClockAdjtime, sysClockAdjtime64: // adjtime: ADJ_SETOFFSET only, see clockAdjtime
+		sysClockAdjtime, sysClockAdjtime64, sysGowrtConsoleLog: // adjtime: ADJ_SETOFFSET only, see clockAdjtime
 		return Handled, 0
 	case sysOpen, sysOpenat, sysStat64, sysLstat64:
 		// No file system: the runtime's cgroup and hugepage probes and

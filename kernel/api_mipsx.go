@@ -155,3 +155,22 @@ func Nanotime32() uint32 {
 	syscall.RawSyscall(sysClockGettime, clockMonotonic, uintptr(unsafe.Pointer(&ts)), 0)
 	return uint32(int64(ts[0])*1e9 + int64(ts[1]))
 }
+
+// ConsoleLog copies console output (the kernel's messages and everything
+// the program wrote to fd 1 and 2) into p, starting at position from: 0
+// at boot, then the start+n of the previous call. The kernel keeps the
+// last 16 KiB; when from is older than that, the copy starts at the
+// oldest byte kept, and start > from says how much was lost.
+func ConsoleLog(p []byte, from uint32) (n int, start uint32, err error) {
+	if len(p) == 0 {
+		return 0, from, nil
+	}
+	r1, r2, e := syscall.RawSyscall(sysGowrtConsoleLog, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), uintptr(from))
+	if e == syscall.ENOSYS {
+		return 0, from, ErrNotBareMetal
+	}
+	if e != 0 {
+		return 0, from, e
+	}
+	return int(r1), uint32(r2), nil
+}

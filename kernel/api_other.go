@@ -29,3 +29,9 @@ func Nanotime() int64 { return int64(time.Since(start)) }
 // Running reports whether the program runs on the gowrt kernel: off MIPS
 // it never does.
 func Running() bool { return false }
+
+// ConsoleLog reads the bare-metal kernel's console log; elsewhere there
+// is none.
+func ConsoleLog(p []byte, from uint32) (n int, start uint32, err error) {
+	return 0, from, ErrNotBareMetal
+}

@@ -127,6 +127,8 @@ type kstate struct {
 
 	statusRun uint32 // Status for running threads (IM bits, EXL), IE kept per thread
 
+	conlog consoleRing // console output, for kernel.ConsoleLog
+
 	// Clock: Count extended to 64 bits.
 	countHi      uint32
 	lastCount    uint32

@@ -191,6 +191,8 @@ func (k *kstate) syscall(fr *frame) (fast, yield bool) {
 		k.irqWait(fr, t, a0)
 	case sysGowrtIdleStats:
 		k.idleStats(fr, uintptr(a0))
+	case sysGowrtConsoleLog:
+		k.consoleLog(fr, uintptr(a0), a1, a2)
 	case sysGowrtDMAAlloc:
 		k.dmaAlloc(fr, a0, a1)
 	case sysGowrtCrash:

@@ -51,3 +51,17 @@ func TestClockSettime(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleLog: kernel.ConsoleLog returns what the program printed
+// (stdout and stderr), continues where the last read ended and reports
+// output older than its ring as lost, BE and LE.
+func TestConsoleLog(t *testing.T) {
+	for _, board := range arches {
+		img := buildImage(t, board, "./kernel/boottest/progs/conlogtest")
+		r := boot(t, board, img, 32, "")
+		r.mustContain(t, "conlogtest: ok")
+		if r.code != 0 {
+			t.Errorf("%s: exit code %d\n%s", board, r.code, r.out)
+		}
+	}
+}
