@@ -14,7 +14,7 @@ import (
 
 type memStore struct{ h string }
 
-func (m *memStore) PasswordHash() string            { return m.h }
+func (m *memStore) PasswordHash() string           { return m.h }
 func (m *memStore) SetPasswordHash(h string) error { m.h = h; return nil }
 
 func TestSetupTokenFormat(t *testing.T) {
