@@ -28,6 +28,9 @@ const (
 	StatusError    = 1
 	StatusSyntax   = 2   // the line could not be parsed
 	StatusNotFound = 127 // XCU 2.8.2: command not found
+	// StatusInterrupted: the line was cancelled (^C) before its next
+	// command; shells report death by SIGINT as 128+2.
+	StatusInterrupted = 130
 )
 
 // Command is one shell command.
@@ -50,7 +53,9 @@ type Session struct {
 
 	// term is Interactive's input pump, kept so that consecutive
 	// Interactive calls on one Session share it (see Interactive).
-	term *terminal
+	term   *terminal
+	closed bool
+	lastCR bool // readSecret: the last line ended with CR (skip one LF)
 }
 
 // ExitStatus is an error a command returns to set the status without a
@@ -133,7 +138,7 @@ func (sh *Shell) exec(ctx context.Context, s *Session, line string) (status int,
 	}
 	for _, args := range cmds {
 		if ctx.Err() != nil {
-			return StatusError, false
+			return StatusInterrupted, false
 		}
 		status, exit = sh.run(ctx, s, args)
 		if exit {

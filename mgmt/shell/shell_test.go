@@ -70,7 +70,7 @@ func TestExecStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out bytes.Buffer
-	if st := New(&fakeHost{}).Exec(ctx, &Session{Out: &out}, "echo a"); st != 1 || out.Len() != 0 {
+	if st := New(&fakeHost{}).Exec(ctx, &Session{Out: &out}, "echo a"); st != StatusInterrupted || out.Len() != 0 {
 		t.Fatalf("%d %q", st, out.String())
 	}
 }

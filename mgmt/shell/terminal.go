@@ -30,7 +30,8 @@ var errInterrupted = errors.New("interrupted")
 // Interactive call on the same Session continues where this one stopped.
 type terminal struct {
 	chunks chan []byte
-	err    error // after chunks is closed
+	done   chan struct{} // closed by Session.Close: the pump stops delivering
+	err    error         // after chunks is closed
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // of the running command; nil at the prompt
@@ -42,7 +43,7 @@ type terminal struct {
 }
 
 func newTerminal(in io.Reader) *terminal {
-	t := &terminal{chunks: make(chan []byte, 4)}
+	t := &terminal{chunks: make(chan []byte, 4), done: make(chan struct{})}
 	go t.pump(in)
 	return t
 }
@@ -63,7 +64,11 @@ func (t *terminal) pump(in io.Reader) {
 			}
 			t.mu.Unlock()
 			if len(b) > 0 {
-				t.chunks <- b
+				select {
+				case t.chunks <- b:
+				case <-t.done:
+					return
+				}
 			}
 		}
 		if err != nil {
@@ -274,6 +279,16 @@ func (c *crlfWriter) Write(p []byte) (int, error) {
 	return written, nil
 }
 
+// Close stops the input goroutine of Interactive/ExecTerminal once In's
+// pending Read returns (close In as well). Call it when the session ends
+// for good, as sshd does for each channel; the serial console never needs to.
+func (s *Session) Close() {
+	if s.term != nil && !s.closed {
+		s.closed = true
+		close(s.term.done)
+	}
+}
+
 // Interactive reads, edits and runs lines until `exit`, ^D on an empty
 // line, the end of input or ctx. It returns nil on exit/^D/EOF.
 //
@@ -309,16 +324,36 @@ func (sh *Shell) Interactive(ctx context.Context, s *Session, prompt string) err
 		case err != nil:
 			return err
 		}
-		cctx, cancel := context.WithCancel(ctx)
-		cmdSession.In = &cookedReader{t: t, ctx: cctx, echo: true}
-		t.setCancel(cancel)
-		_, exit := sh.exec(cctx, &cmdSession, line)
-		t.setCancel(nil)
-		cancel()
-		if exit {
+		if _, exit := sh.runTerminalLine(ctx, t, &cmdSession, line); exit {
 			return nil
 		}
 	}
+}
+
+// runTerminalLine runs line with cooked input from t; ^C cancels it.
+func (sh *Shell) runTerminalLine(ctx context.Context, t *terminal, cmdSession *Session, line string) (int, bool) {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmdSession.In = &cookedReader{t: t, ctx: cctx, echo: true}
+	t.setCancel(cancel)
+	defer t.setCancel(nil)
+	return sh.exec(cctx, cmdSession, line)
+}
+
+// ExecTerminal is Exec for a line that runs on a raw terminal (ssh -t
+// router 'ping host'): output with CR LF, input read as edited lines, ^C
+// interrupts. It gives the status like Exec.
+func (sh *Shell) ExecTerminal(ctx context.Context, s *Session, line string) int {
+	if s.term == nil {
+		s.term = newTerminal(s.In)
+	}
+	t := s.term
+	t.plain, t.out = false, s.Out
+	cmdSession := *s
+	cmdSession.term = nil
+	cmdSession.Out = NewCRLFWriter(s.Out)
+	status, _ := sh.runTerminalLine(ctx, t, &cmdSession, line)
+	return status
 }
 
 // readSecret reads one line without echo: edited on a terminal under
@@ -338,7 +373,12 @@ func readSecret(s *Session, prompt string) (string, error) {
 	for {
 		n, err := s.In.Read(b[:])
 		if n == 1 {
-			if b[0] == '\n' {
+			if b[0] == '\n' && s.lastCR && len(line) == 0 {
+				s.lastCR = false // the LF of a CR LF that ended the previous line
+				continue
+			}
+			s.lastCR = b[0] == '\r'
+			if b[0] == '\n' || b[0] == '\r' {
 				break
 			}
 			if len(line) >= MaxLine {
@@ -354,8 +394,5 @@ func readSecret(s *Session, prompt string) (string, error) {
 		}
 	}
 	fmt.Fprintln(s.Out)
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
-	}
 	return string(line), nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -193,5 +194,56 @@ func TestCRLFWriter(t *testing.T) {
 	n, err := w.Write([]byte("a\nbc\n\nd"))
 	if n != 7 || err != nil || b.String() != "a\r\nbc\r\n\r\nd" {
 		t.Fatalf("%d %v %q", n, err, b.String())
+	}
+}
+
+func TestExecTerminal(t *testing.T) {
+	h := &fakeHost{}
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	out := &syncBuffer{}
+	s := &Session{In: pr, Out: out, User: "root"}
+	done := make(chan int, 1)
+	go func() { done <- New(h).ExecTerminal(context.Background(), s, "ping -i 0.2 10.2.2.2; echo next") }()
+	waitFor(t, out, "icmp_seq=1 time=1.00 ms\r\n")
+	pw.Write([]byte{keyIntr})
+	select {
+	case st := <-done:
+		// ^C cancelled the whole line: echo did not run.
+		if st != StatusInterrupted || !strings.Contains(out.String(), "--- 10.2.2.2 ping statistics ---\r\n") || strings.Contains(out.String(), "next") {
+			t.Fatalf("%d %q", st, out.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("^C did not stop ping")
+	}
+	s.Close()
+	s.Close() // twice is fine
+}
+
+func TestSessionCloseStopsPump(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	s := &Session{In: pr, Out: io.Discard, Plain: true}
+	done := make(chan error, 1)
+	go func() { done <- New(&fakeHost{}).Interactive(context.Background(), s, "") }()
+	pw.Write([]byte("exit\n"))
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// Input after exit fills the pump's queue and blocks it on a send.
+	go func() {
+		for range 10 {
+			if _, err := pw.Write([]byte("more input\n")); err != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	before := runtime.NumGoroutine()
+	s.Close()
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() >= before; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("Close did not end the blocked input goroutine")
+		}
 	}
 }

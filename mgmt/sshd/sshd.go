@@ -363,16 +363,20 @@ func (s *Server) session(ctx context.Context, nc ssh.NewChannel, log *slog.Logge
 		return
 	}
 	sess := &shell.Session{In: ch, Out: ch, Console: false, User: User, Plain: !st.pty}
+	defer sess.Close()
 	var status int
-	if st.exec {
+	switch {
+	case st.exec && st.pty: // ssh -t router 'ping host': ^C interrupts, CR LF out
+		log.Info("exec", "command", st.command, "pty", true)
+		status = s.c.Shell.ExecTerminal(ctx, sess, st.command)
+	case st.exec:
 		log.Info("exec", "command", st.command)
-		if st.pty {
-			sess.Out = shell.NewCRLFWriter(ch)
-		}
 		status = s.c.Shell.Exec(ctx, sess, st.command)
-	} else if err := s.c.Shell.Interactive(ctx, sess, s.c.Prompt); err != nil && ctx.Err() == nil {
-		log.Info("shell ended", "err", err)
-		status = 1
+	default:
+		if err := s.c.Shell.Interactive(ctx, sess, s.c.Prompt); err != nil && ctx.Err() == nil {
+			log.Info("shell ended", "err", err)
+			status = 1
+		}
 	}
 	ch.CloseWrite()
 	if _, err := ch.SendRequest("exit-status", false, ssh.Marshal(exitStatus{uint32(status)})); err != nil {

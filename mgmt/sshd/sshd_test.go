@@ -336,6 +336,33 @@ func TestInteractivePty(t *testing.T) {
 	}
 }
 
+func TestExecPtyInterrupt(t *testing.T) {
+	f := startServer(t, nil)
+	s, err := f.login(t).NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.RequestPty("vt100", 24, 80, nil); err != nil {
+		t.Fatal(err)
+	}
+	in, _ := s.StdinPipe()
+	out := &syncBuf{}
+	s.Stdout = out
+	if err := s.Start("ping -i 0.2 10.9.9.9; echo not reached"); err != nil {
+		t.Fatal(err)
+	}
+	waitOut(t, out, "icmp_seq=2 time=1.00 ms\r\n")
+	in.Write([]byte{3}) // ^C
+	var ee *ssh.ExitError
+	if err := s.Wait(); !errors.As(err, &ee) || ee.ExitStatus() != shell.StatusInterrupted {
+		t.Fatalf("%v", err)
+	}
+	if !strings.Contains(out.String(), "--- 10.9.9.9 ping statistics ---\r\n") || strings.Contains(out.String(), "not reached") {
+		t.Fatalf("%q", out.String())
+	}
+}
+
 func waitOut(t *testing.T, b *syncBuf, want string) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(b.String(), want); time.Sleep(5 * time.Millisecond) {
