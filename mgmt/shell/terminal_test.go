@@ -247,3 +247,29 @@ func TestSessionCloseStopsPump(t *testing.T) {
 		}
 	}
 }
+
+// FuzzInteractive feeds random terminal input (control keys, escape
+// sequences, broken UTF-8) through the line editor and the commands.
+func FuzzInteractive(f *testing.F) {
+	for _, s := range []string{"echo hi\r", "ab\x7f\x7f\x15\x03\x1b[A\x1bOB\x04", "passwd\rold-password\rx\rx\r", "\x1b[", "\xff\xfe\x7f\r", "cfg import\ra\r\x04exit\r"} {
+		f.Add(s, false)
+	}
+	sh := New(&fakeHost{})
+	f.Fuzz(func(t *testing.T, input string, plain bool) {
+		if strings.Contains(input, "reboot") {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		var out bytes.Buffer
+		s := &Session{In: strings.NewReader(input), Out: &out, Plain: plain, User: "root"}
+		err := sh.Interactive(ctx, s, "# ")
+		s.Close()
+		if err != nil && err != context.DeadlineExceeded {
+			t.Fatalf("%q: %v", input, err)
+		}
+		if strings.Contains(out.String(), ": panic: ") {
+			t.Fatalf("%q panicked: %s", input, out.String())
+		}
+	})
+}
