@@ -1,0 +1,5 @@
+package sshd
+
+import "encoding/pem"
+
+func pemEncode(b *pem.Block) []byte { return pem.EncodeToMemory(b) }
