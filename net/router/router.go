@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"sync"
@@ -32,6 +33,7 @@ import (
 	"github.com/gowrt/gowrt/net/nat"
 	"github.com/gowrt/gowrt/net/netstack"
 	"github.com/gowrt/gowrt/sys/clock"
+	"github.com/gowrt/gowrt/sys/event"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
@@ -115,6 +117,15 @@ type Config struct {
 	Storage func(name string) (Store, error)
 	// Clock is the wall clock SNTP sets (default: clock.NewSystem()).
 	Clock *clock.System
+
+	// Bus is the event bus the router publishes on (default: its own).
+	Bus *event.Bus
+	// Log receives the router's messages (default: printed on the
+	// console as "router: message").
+	Log *slog.Logger
+	// HTTPHandler serves the router's HTTP port on the LAN (default: the
+	// router itself, its status page).
+	HTTPHandler http.Handler
 }
 
 // Store is one persistent item of the board (flash on malta).
@@ -451,7 +462,11 @@ func (r *Router) Start() error {
 		_ = ln.Close()
 		return r.fail(fmt.Errorf("router: status page: %w", err))
 	}
-	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: h.ReadHeaderTimeout, ReadTimeout: h.ReadTimeout,
+	var handler http.Handler = r
+	if r.cfg.HTTPHandler != nil {
+		handler = r.cfg.HTTPHandler
+	}
+	r.srv = &http.Server{Handler: handler, ReadHeaderTimeout: h.ReadHeaderTimeout, ReadTimeout: h.ReadTimeout,
 		WriteTimeout: h.WriteTimeout, IdleTimeout: h.IdleTimeout, MaxHeaderBytes: httpMaxHeader}
 	go func() {
 		_ = r.srv.Serve(r.httpLn)
@@ -497,6 +512,15 @@ func (r *Router) attach(id tcpip.NICID, nic gnet.NIC) (*netstack.Endpoint, error
 func netMask(bits int) []byte {
 	m := uint32(0xffffffff) << (32 - bits)
 	return []byte{byte(m >> 24), byte(m >> 16), byte(m >> 8), byte(m)}
+}
+
+// logf reports a router event: to Config.Log, or on the console.
+func (r *Router) logf(level slog.Level, format string, args ...any) {
+	if r.cfg.Log != nil {
+		r.cfg.Log.Log(context.Background(), level, fmt.Sprintf(format, args...))
+		return
+	}
+	fmt.Printf("router: "+format+"\n", args...)
 }
 
 func (r *Router) fail(err error) error {

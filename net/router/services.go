@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gowrt/gowrt/net/dhcp/dhcpd"
@@ -25,8 +28,11 @@ import (
 // services are the router's own servers on br-lan and their clients on
 // the WAN, and the event bus that orders them.
 type services struct {
-	bus      *event.Bus
-	dhcp     *dhcpd.Server
+	bus *event.Bus
+	// dhcp is the LAN's DHCP server; SetDHCP replaces it while dhcpConn's
+	// read loop keeps running (nil: disabled).
+	dhcp     atomic.Pointer[dhcpd.Server]
+	dhcpMu   sync.Mutex // serialises SetDHCP
 	dhcpConn net.PacketConn
 	dns      *dnsfwd.Forwarder
 	dnsUDP   net.PacketConn
@@ -47,8 +53,16 @@ const (
 
 func (r *Router) startServices() error {
 	sv := &r.svc
-	sv.bus = event.NewBus()
+	sv.bus = r.cfg.Bus
+	if sv.bus == nil {
+		sv.bus = event.NewBus()
+	}
 	r.openStorage()
+	if r.cfg.LeaseStore == nil {
+		// Leases kept in RAM still outlive a DHCP server replaced by
+		// SetDHCP.
+		r.cfg.LeaseStore = &memStore{}
+	}
 	sv.clock = r.cfg.Clock
 	if sv.clock == nil {
 		sv.clock = clock.NewSystem()
@@ -56,37 +70,36 @@ func (r *Router) startServices() error {
 	if st := r.cfg.TimeStore; st != nil {
 		switch t, err := sv.clock.Restore(st); {
 		case errors.Is(err, clock.ErrNoRecord):
-			fmt.Println("router: no time saved yet")
+			r.logf(slog.LevelInfo, "no time saved yet")
 		case err != nil:
-			fmt.Printf("router: last known time: %v\n", err)
+			r.logf(slog.LevelWarn, "last known time: %v", err)
 		default:
-			fmt.Printf("router: last known time %s: the clock starts no earlier\n", t.UTC().Format(time.RFC3339))
+			r.logf(slog.LevelInfo, "last known time %s: the clock starts no earlier", t.UTC().Format(time.RFC3339))
 		}
 	}
 	lan := r.cfg.LANAddr
 	if !r.cfg.DHCP.Disabled {
-		d := r.cfg.DHCP
-		srv, err := dhcpd.New(dhcpd.Config{Addr: lan, Start: d.Start, Limit: d.Limit, LeaseTime: d.LeaseTime,
-			Domain: d.Domain, Static: d.Static, Store: r.cfg.LeaseStore})
+		srv, err := r.newDHCPServer(r.cfg.DHCP)
 		if err != nil {
-			return fmt.Errorf("router: DHCP server: %w", err)
+			return err
 		}
 		if err := srv.LoadError(); err != nil {
-			fmt.Printf("router: DHCP leases: %v (starting with none)\n", err)
-		} else if r.cfg.LeaseStore != nil {
-			fmt.Printf("router: DHCP leases: %d loaded\n", len(srv.Leases()))
+			r.logf(slog.LevelWarn, "DHCP leases: %v (starting with none)", err)
+		} else if _, ram := r.cfg.LeaseStore.(*memStore); !ram {
+			r.logf(slog.LevelInfo, "DHCP leases: %d loaded", len(srv.Leases()))
 		}
 		conn, err := r.listenUDP(nicLAN, netip.Addr{}, dhcpServerPort, true)
 		if err != nil {
 			return fmt.Errorf("router: DHCP server: %w", err)
 		}
-		sv.dhcp, sv.dhcpConn = srv, conn
+		sv.dhcp.Store(srv)
+		sv.dhcpConn = conn
 		r.wg.Add(1)
-		go func() { defer r.wg.Done(); _ = srv.Serve(conn) }()
+		go func() { defer r.wg.Done(); r.serveDHCP(conn) }()
 	}
 	var local dnsfwd.LocalNames
-	if sv.dhcp != nil {
-		local = sv.dhcp
+	if sv.dhcp.Load() != nil {
+		local = dhcpNames{&sv.dhcp}
 	}
 	f, err := dnsfwd.New(dnsfwd.Config{Domain: "lan", RouterName: r.cfg.Hostname, RouterAddr: lan.Addr(),
 		Local: local, Upstreams: r.upstreams, Dial: r.dial, RebindProtection: true})
@@ -134,14 +147,14 @@ func (r *Router) openStorage() {
 	}
 	if r.cfg.LeaseStore == nil {
 		if s, err := open(StoreLeases); err != nil {
-			fmt.Printf("router: no lease store: %v\n", err)
+			r.logf(slog.LevelWarn, "no lease store: %v", err)
 		} else {
 			r.cfg.LeaseStore = s
 		}
 	}
 	if r.cfg.TimeStore == nil {
 		if s, err := open(StoreTime); err != nil {
-			fmt.Printf("router: no time store: %v\n", err)
+			r.logf(slog.LevelWarn, "no time store: %v", err)
 		} else {
 			r.cfg.TimeStore = s
 		}
@@ -155,8 +168,8 @@ func (r *Router) stopServices() {
 			_ = c.Close()
 		}
 	}
-	if sv.dhcp != nil {
-		_ = sv.dhcp.Flush() // renewals not saved yet
+	if d := sv.dhcp.Load(); d != nil {
+		_ = d.Flush() // renewals not saved yet
 	}
 }
 
@@ -237,4 +250,104 @@ func (r *Router) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 		return nil, errors.New("resolve " + host + ": no IPv4 address")
 	}
 	return out, nil
+}
+
+// newDHCPServer makes the LAN's DHCP server for d on the lease store.
+func (r *Router) newDHCPServer(d DHCPServer) (*dhcpd.Server, error) {
+	srv, err := dhcpd.New(dhcpd.Config{Addr: r.cfg.LANAddr, Start: d.Start, Limit: d.Limit, LeaseTime: d.LeaseTime,
+		Domain: d.Domain, Static: d.Static, Store: r.cfg.LeaseStore,
+		Logf: func(format string, args ...any) { r.logf(slog.LevelWarn, "DHCP: "+format, args...) }})
+	if err != nil {
+		return nil, fmt.Errorf("router: DHCP server: %w", err)
+	}
+	return srv, nil
+}
+
+// serveDHCP hands each request to the current DHCP server, so SetDHCP can
+// replace the server without closing the socket.
+func (r *Router) serveDHCP(conn net.PacketConn) {
+	buf := make([]byte, 1500)
+	for {
+		n, peer, err := conn.ReadFrom(buf)
+		if err != nil {
+			if r.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		if srv := r.svc.dhcp.Load(); srv != nil {
+			srv.HandlePacket(conn, peer, buf[:n])
+		}
+	}
+}
+
+// SetDHCP applies a new DHCP server configuration without a restart: the
+// leases granted so far are kept (they move through the lease store), a
+// client asking for a new address gets one from the new pool, and one
+// whose address lies outside it is refused at its next renewal and starts
+// over. Disabling or enabling the server needs a restart.
+func (r *Router) SetDHCP(d DHCPServer) error {
+	sv := &r.svc
+	sv.dhcpMu.Lock()
+	defer sv.dhcpMu.Unlock()
+	old := sv.dhcp.Load()
+	if old == nil || d.Disabled {
+		if old == nil && d.Disabled {
+			return nil
+		}
+		return fmt.Errorf("router: turning the DHCP server on or off needs a restart")
+	}
+	if err := old.Flush(); err != nil {
+		return fmt.Errorf("router: DHCP: saving the leases: %w", err)
+	}
+	srv, err := r.newDHCPServer(d)
+	if err != nil {
+		return err
+	}
+	if err := srv.LoadError(); err != nil {
+		return fmt.Errorf("router: DHCP: reloading the leases: %w", err)
+	}
+	sv.dhcp.Store(srv)
+	r.mu.Lock()
+	r.cfg.DHCP = d
+	r.mu.Unlock()
+	r.logf(slog.LevelInfo, "DHCP: pool %d+%d, lease %v, %d leases kept", d.Start, d.Limit, d.LeaseTime, len(srv.Leases()))
+	return nil
+}
+
+// dhcpNames answers the DNS forwarder's local names from the current DHCP
+// server.
+type dhcpNames struct{ p *atomic.Pointer[dhcpd.Server] }
+
+func (n dhcpNames) Lookup(name string) (netip.Addr, bool) {
+	if s := n.p.Load(); s != nil {
+		return s.Lookup(name)
+	}
+	return netip.Addr{}, false
+}
+
+func (n dhcpNames) LookupAddr(a netip.Addr) (string, bool) {
+	if s := n.p.Load(); s != nil {
+		return s.LookupAddr(a)
+	}
+	return "", false
+}
+
+// memStore is a lease store in RAM, for boards without storage.
+type memStore struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (m *memStore) Load() ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]byte(nil), m.b...), nil
+}
+
+func (m *memStore) Save(b []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.b = append(m.b[:0], b...)
+	return nil
 }

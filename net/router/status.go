@@ -195,7 +195,7 @@ func (r *Router) servicesStatus(st *Status) {
 			NoRoute: fs.NoRoute.Load(), Rejected: fs.Rejected.Load(), InputDrop: fs.InputDrop.Load(), TxErrors: fs.TxErrors.Load(),
 			TooBig: fs.TooBig.Load()}
 	}
-	if d := r.svc.dhcp; d != nil {
+	if d := r.svc.dhcp.Load(); d != nil {
 		for _, l := range d.Leases() {
 			st.Leases = append(st.Leases, LeaseStatus{MAC: l.MAC.String(), Addr: l.IP.String(), Hostname: l.Hostname,
 				Expires: max(time.Until(l.Expires), 0).Truncate(time.Second).String(), Static: l.Static})

@@ -3,6 +3,7 @@ package router
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"slices"
@@ -243,7 +244,7 @@ func (r *Router) applyWAN(a netip.Prefix, gw netip.Addr, dns []netip.Addr, l *dh
 			Protocol:          ipv4.ProtocolNumber,
 			AddressWithPrefix: tcpip.AddressWithPrefix{Address: tcpip.AddrFrom4(a.Addr().As4()), PrefixLen: a.Bits()},
 		}, stack.AddressProperties{}); e != nil {
-			fmt.Printf("router: WAN address %v: %v\n", a, e)
+			r.logf(slog.LevelError, "WAN address %v: %v", a, e)
 		}
 	}
 	r.setRoutes()
@@ -262,10 +263,10 @@ func (r *Router) applyWAN(a netip.Prefix, gw netip.Addr, dns []netip.Addr, l *dh
 		if gw.IsValid() {
 			via = "via " + gw.String()
 		}
-		fmt.Printf("router: WAN up: %v %s, DNS %v\n", a, via, dns)
+		r.logf(slog.LevelInfo, "WAN up: %v %s, DNS %v", a, via, dns)
 		r.svc.bus.WAN.Publish(event.Up(event.WANUp{Addr: a, Router: gw, DNS: slices.Clone(dns)}))
 	} else {
-		fmt.Println("router: WAN down")
+		r.logf(slog.LevelWarn, "WAN down")
 		r.svc.bus.WAN.Publish(event.Down("no lease"))
 	}
 }
