@@ -173,6 +173,8 @@ func TestErrorsNameKeys(t *testing.T) {
 		{"wireless.radio0.htmode", "HT80", []string{"wireless.radio0.htmode", "one of"}},
 		{"dropbear.Port", "65536", []string{"dropbear.Port", "out of range 1..65535"}},
 		{"system.password", "secret", []string{"system.password", "bcrypt"}},
+		{"system.crontab", "*/5 * * * *", []string{"system.crontab", "five schedule fields and a command"}},
+		{"system.crontab", "61 * * * * logread", []string{"system.crontab", `schedule "61 * * * *"`}},
 		{"system.authorized_keys", "ssh-ed25519 notbase64", []string{"system.authorized_keys", "SSH public key"}},
 		{"dhcp.lan.start", "1\n2", []string{"dhcp.lan.start", "control"}},
 		{"firewall.wan.dest_prot", "22", []string{"firewall.wan.dest_prot", "unknown option"}},
@@ -475,4 +477,22 @@ func TestConcurrent(t *testing.T) {
 		}(i)
 	}
 	wg.Wait()
+}
+
+// TestCrontab: cron lines are a whole-line list of system and reach the
+// snapshot as written.
+func TestCrontab(t *testing.T) {
+	c := open(t, nil, nil)
+	for _, l := range []string{"*/5 * * * * logread -l 1", "0 3 * * 1 cfg export dhcp"} {
+		if err := c.AddList("system.crontab", l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got := c.Snapshot().System.Crontab
+	if len(got) != 2 || got[0] != "*/5 * * * * logread -l 1" || got[1] != "0 3 * * 1 cfg export dhcp" {
+		t.Fatalf("crontab %q", got)
+	}
 }

@@ -101,6 +101,7 @@ var schema = map[string]pkgSchema{
 			"urandom_seed":    str(),
 			"authorized_keys": wholeListOf(of(kSSHKey)), // gowrt: OpenWrt keeps these in /etc/dropbear
 			"password":        of(kBcrypt),              // gowrt: the administrator's bcrypt hash
+			"crontab":         wholeListOf(of(kCrontab)), // gowrt: OpenWrt keeps these in /etc/crontabs/root
 		},
 		"timeserver": {
 			"enabled":       boolean(),

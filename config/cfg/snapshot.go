@@ -30,6 +30,9 @@ type System struct {
 	LogPort        uint16 // 514 when log_ip is set and log_port is not
 	AuthorizedKeys []string
 	PasswordHash   string
+	// Crontab holds cron lines: five schedule fields and a shell command
+	// line ("*/5 * * * * logread -l 1").
+	Crontab []string
 }
 
 type LAN struct {
@@ -123,6 +126,7 @@ func decode(files map[string]*uci.File) *Snapshot {
 			s.System.LogPort = uint16(getUint(sys, "log_port", syslogPort))
 		}
 		s.System.AuthorizedKeys = sys.List("authorized_keys")
+		s.System.Crontab = sys.List("crontab")
 		s.System.PasswordHash = get(sys, "password")
 	}
 

@@ -2,6 +2,7 @@ package cfg
 
 import (
 	"fmt"
+	"github.com/robfig/cron/v3"
 	"net"
 	"net/netip"
 	"strconv"
@@ -30,6 +31,7 @@ const (
 	kSSHKey               // one authorized_keys line
 	kBcrypt               // a bcrypt hash ($2a$/$2b$/$2y$)
 	kName                 // a UCI section name (a reference to another section)
+	kCrontab              // five cron schedule fields and a command line
 )
 
 // optType is the schema of one option.
@@ -270,6 +272,14 @@ func (t optType) check(v string) error {
 		}
 	case kBcrypt:
 		return validBcrypt(v)
+	case kCrontab:
+		f := strings.Fields(v)
+		if len(f) < 6 {
+			return fmt.Errorf("need five schedule fields and a command")
+		}
+		if _, err := cron.ParseStandard(strings.Join(f[:5], " ")); err != nil {
+			return fmt.Errorf("schedule %q: %v", strings.Join(f[:5], " "), err)
+		}
 	case kName:
 		for i := 0; i < len(v); i++ {
 			c := v[i]
