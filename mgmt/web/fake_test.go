@@ -33,6 +33,7 @@ func (f *fakeSource) Overview() Overview {
 			{Name: "wan", Role: "wan", Link: true, SpeedMbps: 100, RxBytes: 1000 + 5000*n, TxBytes: 2000 + 3000*n, RxPackets: 10 * n, TxPackets: 8 * n},
 			{Name: "lan1", Role: "lan", Link: false, Drops: map[string]uint64{"rx-crc": 3}},
 		},
+		Stations: []Station{{MAC: "02:00:00:00:00:77", Signal: -61, RateMbps: 144.4, Airtime: 0.125}},
 		Drops:    map[string]uint64{"no-route": 4, "bridge-vlan": 1},
 		Log:      []string{"Dec  1 12:00:00 daemon.info dhcpd: lease 192.168.1.100 to " + f.hostname},
 		Services: []Service{{Name: "dhcpd", State: "running"}, {Name: "ntp", State: "backoff", Restarts: 2}},

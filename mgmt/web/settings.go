@@ -32,7 +32,7 @@ type form struct {
 
 var (
 	lanForm = form{path: "/settings/lan", title: "LAN",
-		intro: "The router's address on the LAN. Clients need a new DHCP lease (or a reconnect) after a change; this page moves to the new address.",
+		intro: "The router's address on the LAN. After a change, open this UI at the new address; clients get addresses in the new network at their next DHCP lease (or reconnect).",
 		fields: []field{
 			{name: "ipaddr", key: "network.lan.ipaddr", label: "IPv4 address", kind: "text", check: checkHostAddr},
 			{name: "netmask", key: "network.lan.netmask", label: "Netmask", kind: "text", check: checkNetmask},

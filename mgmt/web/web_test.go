@@ -748,7 +748,8 @@ func TestOverviewWithoutJavaScript(t *testing.T) {
 	body := h.do(req{method: "GET", path: "/"}).Body.String()
 	for _, want := range []string{"malta", "v0.test", "1h 30m 5s", "25 %", "5.0 MiB", "11.0 MiB", ">42<",
 		"203.0.113.7/24", "203.0.113.1", "203.0.113.53", "0h 50m 0s", "192.168.1.1/24", "laptop", "192.168.1.100",
-		"up 100 Mbit/s", "rx-crc 3", "no-route", "backoff", "dhcpd: lease", `id=grx0`} {
+		"up 100 Mbit/s", "rx-crc 3", "no-route", "backoff", "dhcpd: lease", `id=grx0`,
+		"02:00:00:00:00:77", "-61 dBm", "144.4 Mbit/s", "13 %"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("overview lacks %q", want)
 		}
