@@ -372,6 +372,7 @@ func (s *Supervisor) manage(ctx context.Context, u *unit, done chan struct{}) {
 			}
 			u.failures = append(kept, now)
 		}
+		lastErr := u.lastErr
 		switch {
 		case !failed && svc.Restart != Always:
 			s.setStateLocked(u, StateDone)
@@ -380,14 +381,14 @@ func (s *Supervisor) manage(ctx context.Context, u *unit, done chan struct{}) {
 		case failed && svc.Restart == Never:
 			s.setStateLocked(u, StateFailed)
 			s.mu.Unlock()
-			s.log.Error("service failed, not restarted (policy never)", "service", svc.Name, "err", u.lastErr)
+			s.log.Error("service failed, not restarted (policy never)", "service", svc.Name, "err", lastErr)
 			return
 		case failed && len(u.failures) >= svc.CrashLoop:
 			n := len(u.failures)
 			s.setStateLocked(u, StateParked)
 			s.mu.Unlock()
 			s.log.Error("service parked: crash loop", "service", svc.Name, "failures", n,
-				"window", svc.CrashWindow.String(), "err", u.lastErr)
+				"window", svc.CrashWindow.String(), "err", lastErr)
 			return
 		}
 		s.setStateLocked(u, StateBackoff)
