@@ -1,6 +1,8 @@
 // Command router is gowrt's router firmware: br-lan over the board's LAN
-// ports at 192.168.1.1/24, the WAN port, ICMP, and a status page at
-// http://192.168.1.1/.
+// ports at 192.168.1.1/24, the WAN port with NAT and fw4's firewall, DHCP,
+// DNS and SNTP, managed through SSH, the serial console's shell and a web
+// UI at http://192.168.1.1/, all configured by the typed configuration in
+// the board's storage (firmware package).
 //
 // It runs on any board: the board package linked in (board_*.go, chosen by
 // build constraints) supplies the Ethernet ports.
@@ -10,16 +12,23 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/gowrt/gowrt/board"
-	"github.com/gowrt/gowrt/net/router"
+	"github.com/gowrt/gowrt/firmware"
+	"github.com/gowrt/gowrt/kernel"
 )
+
+// version is the firmware's version, set at build time with
+// -ldflags "-X main.version=...".
+var version = "dev"
 
 func main() {
 	runFor := flag.Duration("run-for", 0, "stop after this long (0: run until interrupted)")
@@ -35,37 +44,17 @@ func run(runFor time.Duration) error {
 	if err != nil {
 		return err
 	}
-	ports, err := b.Ports()
+	f, err := firmware.Start(context.Background(), firmware.Options{Board: b, Version: version, ConsoleIn: consoleIn()})
 	if err != nil {
 		return err
 	}
-	cfg := router.Config{Board: b.Name()}
-	for _, p := range ports {
-		rp := router.Port{Name: p.Name, NIC: p.NIC}
-		switch {
-		case p.Role == board.WAN && cfg.WAN == nil:
-			cfg.WAN = &rp
-		default:
-			cfg.LAN = append(cfg.LAN, rp)
-		}
-	}
-	if st, ok := b.(board.Storage); ok { // malta's flash: leases and time survive a reboot
-		cfg.Storage = func(name string) (router.Store, error) { return st.Store(name) }
-	}
-	r, err := router.New(cfg)
-	if err != nil {
-		return err
-	}
-	if err := r.Start(); err != nil {
-		return err
-	}
-	defer r.Close()
-	st := r.Status()
+	defer f.Stop()
+	st := f.Router.Status()
 	fmt.Printf("router: board %s, LAN up at %s (br-lan %s)\n", st.Board, st.LANAddr, st.BridgeMAC)
 	for _, p := range st.Ports {
 		fmt.Printf("router: port %-5s %s %s\n", p.Name, p.Role, p.MAC)
 	}
-	fmt.Printf("router: status page at http://%s/\n", router.DefaultLANAddr.Addr())
+	fmt.Printf("router: web UI at http://%s/, SSH on port 22\n", f.Router.LANAddr().Addr())
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -78,6 +67,18 @@ func run(runFor time.Duration) error {
 		fmt.Printf("router: %v, shutting down\n", s)
 	case <-stop:
 		fmt.Println("router: run time over, shutting down")
+	}
+	return nil
+}
+
+// consoleIn is where the console shell reads: the serial console on the
+// device, the terminal in sim mode (none when stdin is not a terminal).
+func consoleIn() io.Reader {
+	if kernel.Running() {
+		return os.Stdin
+	}
+	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		return os.Stdin
 	}
 	return nil
 }

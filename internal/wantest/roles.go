@@ -46,6 +46,8 @@ func RunRole() (int, bool) {
 		err = scan(arg)
 	case "ntp":
 		err = serveNTP(arg)
+	case "browser":
+		err = runBrowser(arg)
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
@@ -135,12 +137,27 @@ func Scan(t testing.TB, ns *netns.NS, addr string) []string {
 
 // UDP probes: a DNS query (RFC 1035 4.1.1: id 0x6777, RD, one question
 // "gowrt." A IN), a BOOTP request (RFC 2131 2, op 1, Ethernet, magic
-// cookie, DHCPDISCOVER) and an NTP client request (RFC 5905 7.3: LI 0,
-// VN 4, mode 3).
+// cookie, DHCPDISCOVER), an NTP client request (RFC 5905 7.3: LI 0,
+// VN 4, mode 3), an SNMPv1 GetRequest for sysDescr.0 with community
+// "public" (RFC 1157 4.1.2, BER) and a UPnP SSDP M-SEARCH (UPnP Device
+// Architecture 1.1, 1.3.2).
 var udpProbes = map[int][]byte{
-	53:  {0x67, 0x77, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 5, 'g', 'o', 'w', 'r', 't', 0, 0, 1, 0, 1},
-	67:  bootpDiscover(),
-	123: append([]byte{0x23}, make([]byte, 47)...),
+	53:   {0x67, 0x77, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 5, 'g', 'o', 'w', 'r', 't', 0, 0, 1, 0, 1},
+	67:   bootpDiscover(),
+	123:  append([]byte{0x23}, make([]byte, 47)...),
+	161:  snmpGet(),
+	1900: []byte("M-SEARCH * HTTP/1.1\r\nHOST: 239.255.255.250:1900\r\nMAN: \"ssdp:discover\"\r\nMX: 1\r\nST: ssdp:all\r\n\r\n"),
+}
+
+// snmpGet is an SNMPv1 GetRequest-PDU (RFC 1157) for 1.3.6.1.2.1.1.1.0.
+func snmpGet() []byte {
+	oid := []byte{0x06, 0x08, 0x2b, 6, 1, 2, 1, 1, 1, 0}
+	varbind := append([]byte{0x30, byte(len(oid) + 2)}, append(oid, 0x05, 0x00)...)
+	list := append([]byte{0x30, byte(len(varbind))}, varbind...)
+	pdu := append([]byte{0x02, 1, 1, 0x02, 1, 0, 0x02, 1, 0}, list...) // request-id 1, error 0, index 0
+	pdu = append([]byte{0xa0, byte(len(pdu))}, pdu...)
+	msg := append([]byte{0x02, 1, 0, 0x04, 6, 'p', 'u', 'b', 'l', 'i', 'c'}, pdu...) // version 1 (0), community
+	return append([]byte{0x30, byte(len(msg))}, msg...)
 }
 
 func bootpDiscover() []byte {

@@ -244,3 +244,9 @@ func (r *Router) Leases() []dhcpd.Lease {
 	}
 	return nil
 }
+
+// Dial connects to addr ("a.b.c.d:port") over the router's stack, for the
+// management services' clients (remote syslog).
+func (r *Router) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	return r.dial(ctx, network, addr)
+}

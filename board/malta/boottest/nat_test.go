@@ -31,9 +31,18 @@ func TestRouterNATQEMU(t *testing.T) {
 }
 
 func routerNAT(t *testing.T, board string, i int) {
+	lanTap, wanTap, _ := bootOnTAPs(t, board, i, "./board/malta/boottest/progs/routertest")
+	far := wantest.New(t, wanTap, 2*time.Minute)
+	far.CheckRouter(t, wantest.Switch(t, lanTap))
+}
+
+// bootOnTAPs boots prog at -m 32 with its LAN and WAN pcnets on two new
+// TAP devices and waits until it prints its WAN port. QEMU runs until the
+// test ends; the console is in out (and in the log if the test fails).
+func bootOnTAPs(t *testing.T, board string, i int, prog string) (lanTap, wanTap string, out *consoleLog) {
 	netns.RequireRoot(t)
-	img := buildImage(t, board, "./board/malta/boottest/progs/routertest")
-	lanTap, wanTap := fmt.Sprintf("gnl%d-%d", os.Getpid()%100000, i), fmt.Sprintf("gnw%d-%d", os.Getpid()%100000, i)
+	img := buildImage(t, board, prog)
+	lanTap, wanTap = fmt.Sprintf("gnl%d-%d", os.Getpid()%100000, i), fmt.Sprintf("gnw%d-%d", os.Getpid()%100000, i)
 	for _, tap := range []string{lanTap, wanTap} {
 		if out, err := exec.Command("ip", "tuntap", "add", "dev", tap, "mode", "tap").CombinedOutput(); err != nil {
 			t.Fatalf("ip tuntap add %s: %v: %s", tap, err, out)
@@ -41,8 +50,7 @@ func routerNAT(t *testing.T, board string, i int) {
 		t.Cleanup(func() { _ = exec.Command("ip", "link", "del", tap).Run() })
 	}
 	b, _ := image.LookupBoard(board)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	m := qemu.Machine{Board: b, Kernel: img, MemMiB: 32,
 		NIC: "tap,ifname=" + lanTap + ",script=no,downscript=no",
 		WAN: "tap,ifname=" + wanTap + ",script=no,downscript=no"}
@@ -50,18 +58,19 @@ func routerNAT(t *testing.T, board string, i int) {
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
+		cancel()
 		t.Fatal(err)
 	}
-	var out consoleLog
+	out = &consoleLog{}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); pw.Close(); close(exited) }()
-	defer func() {
+	t.Cleanup(func() {
 		cancel() // kills QEMU: the router runs until reset
 		<-exited
 		if t.Failed() {
 			t.Logf("console:\n%s", out.String())
 		}
-	}()
+	})
 	up := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(pr)
@@ -80,11 +89,10 @@ func routerNAT(t *testing.T, board string, i int) {
 	}()
 	select {
 	case <-up:
-	case <-time.After(60 * time.Second):
-		t.Fatal("router did not come up in 60 s")
+	case <-time.After(90 * time.Second):
+		t.Fatal("router did not come up in 90 s")
 	}
 	// QEMU holds both TAP devices open: they can move to the test's
 	// namespaces now.
-	far := wantest.New(t, wanTap, 2*time.Minute)
-	far.CheckRouter(t, wantest.Switch(t, lanTap))
+	return lanTap, wanTap, out
 }

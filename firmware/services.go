@@ -1,0 +1,381 @@
+package firmware
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gowrt/gowrt/config/cfg"
+	"github.com/gowrt/gowrt/kernel"
+	"github.com/gowrt/gowrt/mgmt/shell"
+	"github.com/gowrt/gowrt/mgmt/sshd"
+	"github.com/gowrt/gowrt/sys/cron"
+	"github.com/gowrt/gowrt/sys/supervisor"
+	"github.com/gowrt/gowrt/sys/syslog"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// Service names, as `services` lists them.
+const (
+	svcSSH       = "sshd"
+	svcCron      = "cron"
+	svcRemoteLog = "syslog-remote"
+	svcKlogd     = "klogd"
+	svcConsole   = "console"
+	svcApply     = "config-apply"
+	svcTimeWatch = "cron-clock"
+)
+
+// maxSSHConns bounds SSH connections at once (each costs its handshake
+// state and a shell: tens of KiB).
+const maxSSHConns = 4
+
+func (f *Firmware) startServices() error {
+	snap := f.applied
+	if err := f.startSSH(snap); err != nil {
+		return err
+	}
+
+	f.Cron = cron.New(f.Clock, f.Logger("cron"))
+	f.setCronJobs(snap)
+	if err := f.Sup.Add(supervisor.Service{Name: svcCron, Restart: supervisor.Always, Run: f.Cron.Run}); err != nil {
+		return err
+	}
+	// A stepped clock (SNTP) reschedules every job from the new time.
+	if err := f.Sup.Add(supervisor.Service{Name: svcTimeWatch, Restart: supervisor.Always, Needs: []string{svcCron},
+		Run: func(ctx context.Context) error {
+			sub := f.Bus.Time.Subscribe(0)
+			defer sub.Close()
+			for {
+				if _, err := sub.Next(ctx); err != nil {
+					return nil
+				}
+				f.Cron.ClockChanged()
+			}
+		}}); err != nil {
+		return err
+	}
+	if err := f.Sup.Add(supervisor.Service{Name: svcRemoteLog, Restart: supervisor.Always, Run: f.runRemoteLog}); err != nil {
+		return err
+	}
+	if err := f.Sup.Add(supervisor.Service{Name: svcKlogd, Restart: supervisor.OnFailure, Run: f.runKlogd}); err != nil {
+		return err
+	}
+	if err := f.Sup.Add(supervisor.Service{Name: svcApply, Restart: supervisor.Always, Run: f.runApply}); err != nil {
+		return err
+	}
+	if in := f.opts.ConsoleIn; in != nil {
+		// One session for every restart: it may have read input ahead.
+		// Off the device the console is a terminal in cooked mode, which
+		// echoes and edits lines itself.
+		sess := &shell.Session{In: in, Out: f.opts.Console, Console: true, User: "root", Plain: !kernel.Running()}
+		prompt := f.applied.System.Hostname + "# "
+		if err := f.Sup.Add(supervisor.Service{Name: svcConsole, Restart: supervisor.OnFailure,
+			Run: func(ctx context.Context) error { return f.Shell.Interactive(ctx, sess, prompt) }}); err != nil {
+			return err
+		}
+	}
+	for _, s := range f.opts.Services {
+		if err := f.Sup.Add(s); err != nil {
+			return fmt.Errorf("firmware: service %s: %w", s.Name, err)
+		}
+	}
+	return nil
+}
+
+// startSSH starts the SSH server on the LAN, on demand: the supervisor
+// accepts and runs a session per connection.
+func (f *Firmware) startSSH(snap *cfg.Snapshot) error {
+	key, err := f.hostKey()
+	if err != nil {
+		return fmt.Errorf("firmware: SSH host key: %w", err)
+	}
+	f.SSH, err = sshd.New(sshd.Config{
+		HostKey:        key,
+		AuthorizedKeys: func() []string { return f.Config.Snapshot().System.AuthorizedKeys },
+		Password: func(pw string) bool {
+			return f.Config.Snapshot().SSH.PasswordAuth && f.Auth.Check(pw)
+		},
+		Limiter: f.Limiter,
+		Shell:   f.Shell,
+		Log:     f.Logger(svcSSH),
+	})
+	if err != nil {
+		return fmt.Errorf("firmware: SSH: %w", err)
+	}
+	ln, err := f.Router.ListenLAN(snap.SSH.Port)
+	if err != nil {
+		return fmt.Errorf("firmware: SSH: %w", err)
+	}
+	return f.Sup.AddListener(svcSSH, ln, maxSSHConns, f.SSH.ServeConn)
+}
+
+// hostKey loads the SSH host key from storage, or makes one and keeps it
+// (without storage a new key every boot: clients will warn).
+func (f *Firmware) hostKey() (ssh.Signer, error) {
+	st := f.store(StoreHostKey)
+	if st != nil {
+		if b, err := st.Load(); err == nil && len(b) > 0 {
+			if k, err := ssh.ParsePrivateKey(b); err == nil {
+				return k, nil
+			}
+			f.log.Error("SSH host key in storage is unreadable; making a new one")
+		}
+	}
+	pemBytes, err := sshd.GenerateHostKey(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	if st != nil {
+		if err := st.Save(pemBytes); err != nil {
+			f.log.Warn("SSH host key not saved: " + err.Error())
+		}
+	}
+	return ssh.ParsePrivateKey(pemBytes)
+}
+
+// runRemoteLog forwards the log to system.log_ip over UDP while one is
+// configured; a change restarts it (config-apply).
+func (f *Firmware) runRemoteLog(ctx context.Context) error {
+	s := f.Config.Snapshot().System
+	if !s.LogIP.IsValid() {
+		<-ctx.Done()
+		return nil
+	}
+	conn, err := f.Router.Dial(ctx, "udp", netip.AddrPortFrom(s.LogIP, s.LogPort).String())
+	if err != nil {
+		return fmt.Errorf("remote syslog %v: %w", s.LogIP, err)
+	}
+	defer conn.Close()
+	send := func(b []byte) error { _, err := conn.Write(b); return err }
+	return syslog.NewRemote(f.Ring, send, s.Hostname).Run(ctx)
+}
+
+// setCronJobs installs the configured jobs (system.crontab lines), each a
+// shell command line whose output goes to the log.
+func (f *Firmware) setCronJobs(snap *cfg.Snapshot) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, name := range f.cronSet {
+		f.Cron.Remove(name)
+	}
+	f.cronSet = f.cronSet[:0]
+	log := f.Logger(svcCron)
+	for i, line := range snap.System.Crontab {
+		spec, cmd, ok := splitCrontab(line)
+		if !ok {
+			log.Error("crontab: not five fields and a command", "line", line)
+			continue
+		}
+		name := fmt.Sprintf("crontab[%d]", i)
+		err := f.Cron.Add(name, spec, func(ctx context.Context) error {
+			var out strings.Builder
+			st := f.Shell.Exec(ctx, &shell.Session{In: strings.NewReader(""), Out: &limitWriter{w: &out, n: 4 << 10}, User: "cron"}, cmd)
+			for _, l := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
+				if l != "" {
+					log.Info(l, "job", name)
+				}
+			}
+			if st != 0 {
+				return fmt.Errorf("%q exited with status %d", cmd, st)
+			}
+			return nil
+		})
+		if err != nil {
+			log.Error("crontab: "+err.Error(), "line", line)
+			continue
+		}
+		f.cronSet = append(f.cronSet, name)
+	}
+}
+
+// splitCrontab splits "m h dom mon dow command" into the schedule and the
+// command.
+func splitCrontab(line string) (spec, cmd string, ok bool) {
+	fields := strings.Fields(line)
+	if len(fields) < 6 {
+		return "", "", false
+	}
+	rest := line
+	for i := 0; i < 5; i++ {
+		rest = strings.TrimLeft(rest, " \t")
+		rest = rest[strings.IndexAny(rest, " \t"):]
+	}
+	return strings.Join(fields[:5], " "), strings.TrimSpace(rest), true
+}
+
+// limitWriter keeps at most n bytes.
+type limitWriter struct {
+	w interface{ Write([]byte) (int, error) }
+	n int
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	k := min(len(p), l.n)
+	if k > 0 {
+		_, _ = l.w.Write(p[:k])
+		l.n -= k
+	}
+	return len(p), nil
+}
+
+// runApply applies each committed configuration to the running parts.
+func (f *Firmware) runApply(ctx context.Context) error {
+	sub := f.Bus.Config.Subscribe(0)
+	defer sub.Close()
+	for {
+		ev, err := sub.Next(ctx)
+		if err != nil {
+			return nil
+		}
+		f.apply(ev.Packages)
+	}
+}
+
+// apply brings the running parts in line with the committed
+// configuration, package by package, and logs what needs a reboot.
+func (f *Firmware) apply(pkgs []string) {
+	log := f.Logger(svcApply)
+	snap := f.Config.Snapshot()
+	f.mu.Lock()
+	old := f.applied
+	f.mu.Unlock()
+	var live, reboot []string
+	if old.LAN.Addr != snap.LAN.Addr || !sameWAN(old.WAN, snap.WAN) {
+		reboot = append(reboot, "network")
+	}
+	if slices.Contains(pkgs, "dhcp") || slices.Contains(pkgs, "network") {
+		d := dhcpConfig(snap)
+		if old.LAN.Addr == snap.LAN.Addr {
+			if err := f.Router.SetDHCP(d); err != nil {
+				log.Error("dhcp: " + err.Error())
+			} else {
+				live = append(live, "dhcp")
+			}
+		}
+	}
+	if slices.Contains(pkgs, "firewall") {
+		if fw, err := firewallConfig(snap); err != nil {
+			log.Error(err.Error())
+		} else if err := f.Router.SetFirewall(fw); err != nil {
+			log.Error(err.Error())
+		} else {
+			live = append(live, "firewall")
+		}
+	}
+	if slices.Contains(pkgs, "system") {
+		if old.System.LogIP != snap.System.LogIP || old.System.LogPort != snap.System.LogPort {
+			if err := f.Sup.RestartService(svcRemoteLog); err != nil {
+				log.Error("remote syslog: " + err.Error())
+			}
+		}
+		if !slices.Equal(old.System.Crontab, snap.System.Crontab) {
+			f.setCronJobs(snap)
+		}
+		if old.System.Hostname != snap.System.Hostname {
+			reboot = append(reboot, "system.hostname")
+		}
+		live = append(live, "system")
+	}
+	if slices.Contains(pkgs, "dropbear") {
+		if old.SSH.Port != snap.SSH.Port {
+			reboot = append(reboot, "dropbear.Port")
+		}
+		live = append(live, "dropbear") // PasswordAuth is read at each login
+	}
+	if slices.Contains(pkgs, "wireless") {
+		reboot = append(reboot, "wireless (no radio driver yet: stored only)")
+	}
+	// What applies at the next boot stays pending: keep the old values
+	// for those parts so a later commit still reports them.
+	next := *snap
+	if slices.Contains(reboot, "network") {
+		next.LAN, next.WAN = old.LAN, old.WAN
+	}
+	if old.LAN.Addr != snap.LAN.Addr {
+		next.DHCP = old.DHCP
+	}
+	f.mu.Lock()
+	f.applied = &next
+	f.mu.Unlock()
+	if len(live) > 0 {
+		log.Info("applied: " + strings.Join(live, ", "))
+	}
+	if len(reboot) > 0 {
+		log.Warn("applies at the next boot: " + strings.Join(reboot, ", "))
+	}
+}
+
+func sameWAN(a, b cfg.WAN) bool {
+	return a.Proto == b.Proto && a.Addr == b.Addr && a.Gateway == b.Gateway && slices.Equal(a.DNS, b.DNS) && a.Hostname == b.Hostname
+}
+
+// runKlogd copies the kernel's console log into the ring, once a second,
+// as facility kern (bare metal only: elsewhere the console is the
+// process's output). A line holding the setup token is withheld.
+func (f *Firmware) runKlogd(ctx context.Context) error {
+	buf := make([]byte, 2048)
+	var pos uint32
+	if _, _, err := kernelConsoleLog(buf[:0], 0); err != nil {
+		<-ctx.Done() // no kernel console here
+		return nil
+	}
+	w := &klogWriter{f: f, w: f.Ring.Writer(syslog.Kern, syslog.Notice, "kernel")}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		for {
+			n, start, err := kernelConsoleLog(buf, pos)
+			if err != nil {
+				return err
+			}
+			if start != pos {
+				fmt.Fprintf(w, "[klogd: %d bytes of console output lost]\n", start-pos)
+			}
+			if n == 0 {
+				break
+			}
+			_, _ = w.Write(buf[:n])
+			pos = start + uint32(n)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// klogWriter passes console text to the ring line by line, withholding
+// any line with the setup token in it.
+type klogWriter struct {
+	f    *Firmware
+	w    interface{ Write([]byte) (int, error) }
+	line []byte
+}
+
+func (k *klogWriter) Write(p []byte) (int, error) {
+	for _, c := range p {
+		if c == '\r' {
+			continue
+		}
+		k.line = append(k.line, c)
+		if c == '\n' || len(k.line) >= 1024 {
+			l := k.line
+			if tok := k.f.Auth.SetupToken(); tok != "" && strings.Contains(string(l), tok) {
+				l = []byte("[a line with the setup token, withheld]\n")
+			}
+			_, _ = k.w.Write(l)
+			k.line = k.line[:0]
+		}
+	}
+	return len(p), nil
+}
+
+var errNoReboot = errors.New("reboot: not running on the device (stop the process instead)")
