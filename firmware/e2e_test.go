@@ -27,8 +27,8 @@ type tapBoard struct {
 	mem   *memStorage
 }
 
-func (b *tapBoard) Name() string                      { return "tap" }
-func (b *tapBoard) Ports() ([]board.Port, error)      { return b.ports, nil }
+func (b *tapBoard) Name() string                           { return "tap" }
+func (b *tapBoard) Ports() ([]board.Port, error)           { return b.ports, nil }
 func (b *tapBoard) Store(name string) (board.Store, error) { return b.mem.item(name), nil }
 
 type memStorage struct {
