@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/gowrt/gowrt/board"
+	"github.com/gowrt/gowrt/config/cfg"
 	"github.com/gowrt/gowrt/firmware"
 	"github.com/gowrt/gowrt/internal/wantest"
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/tap"
 	"github.com/gowrt/gowrt/sys/supervisor"
+	"github.com/gowrt/gowrt/sys/syslog"
 )
 
 func TestMain(m *testing.M) { wantest.Main(m) }
@@ -126,6 +128,120 @@ func TestFirmwareManagement(t *testing.T) {
 	if s, _ := b.Store(firmware.StoreConfig); s != nil {
 		if blob, _ := s.Load(); !bytes.Contains(blob, []byte("'120'")) {
 			t.Errorf("stored configuration lacks the new DHCP start:\n%s", blob)
+		}
+	}
+}
+
+// seedConfig commits settings into the board's storage, as a previous
+// boot would have.
+func seedConfig(t *testing.T, b *tapBoard, set map[string]string, lists map[string][]string) {
+	t.Helper()
+	st, _ := b.Store(firmware.StoreConfig)
+	c, err := cfg.Open(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range set {
+		if err := c.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, vs := range lists {
+		for _, v := range vs {
+			if err := c.AddList(k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := c.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFirmwareStoredConfig boots from a configuration a previous boot
+// committed: the host name reaches the ISP, SNTP asks the configured
+// server, a crontab line runs once the clock is set (and not before), and
+// remote syslog starts when system.log_ip is committed, without a reboot.
+func TestFirmwareStoredConfig(t *testing.T) {
+	lan1, lan1Dev := openTAP(t, 1)
+	wan, wanDev := openTAP(t, 3)
+	far := wantest.New(t, wanDev, 2*time.Minute)
+	b := &tapBoard{mem: &memStorage{items: map[string][]byte{}}, ports: []board.Port{
+		{Name: "lan1", Role: board.LAN, NIC: lan1}, {Name: "wan", Role: board.WAN, NIC: wan}}}
+	seedConfig(t, b, map[string]string{"system.hostname": "testgw", "system.ntp.server": wantest.NTPName},
+		map[string][]string{"system.crontab": {"* * * * * echo cron-ran at minute"}})
+	console := &syncBuffer{}
+	f, err := firmware.Start(context.Background(), firmware.Options{Board: b, Version: "test", Console: console})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Stop() })
+	if jobs := f.Cron.Jobs(); len(jobs) != 1 {
+		t.Fatalf("cron jobs %+v, want the crontab line", jobs)
+	}
+
+	c := wantest.NewClient(t, lan1Dev)
+	lease := c.DHCP(t, 60*time.Second)
+	sink := &syncBuffer{}
+	wantest.UDPSink(t, c.NS, 514, sink)
+	time.Sleep(300 * time.Millisecond) // the sink binds
+	if err := f.Config.Set("system.log_ip", wantest.Addr(lease).String()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Config.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	log := f.Logger("e2e")
+	waitFor(t, 20*time.Second, "the record at the remote syslog server", func() bool {
+		log.Warn("remote syslog check")
+		return bytes.Contains([]byte(sink.String()), []byte("remote syslog check"))
+	})
+	if s := sink.String(); !bytes.Contains([]byte(s), []byte("<28>1 ")) || !bytes.Contains([]byte(s), []byte(" testgw e2e ")) {
+		t.Errorf("remote syslog datagrams are not RFC 5424 from testgw/e2e (daemon.warning = <28>):\n%s", s)
+	}
+	waitFor(t, 60*time.Second, "the ISP's lease for host name testgw", func() bool {
+		return bytes.Contains([]byte(far.Leases()), []byte("testgw"))
+	})
+	waitFor(t, 60*time.Second, "time sync from the configured server", func() bool { return f.Clock.Synced() })
+	// The clock was unset until now: the job may not have run before.
+	waitFor(t, 75*time.Second, "the crontab line's run", func() bool {
+		return len(f.Ring.Records(syslog.Filter{Contains: "cron-ran at minute", Facility: syslog.AnyFacility})) > 0
+	})
+	j := f.Cron.Jobs()[0]
+	if j.Runs == 0 || j.Failures != 0 || j.Last.Before(time.Now().Add(2*time.Hour)) {
+		t.Errorf("cron job %+v: want a successful run on the synced clock (3 h ahead)", j)
+	}
+}
+
+// TestFirmwareBadStoredConfig: a stored configuration that does not parse
+// is reported on the console, the firmware runs on the defaults, and the
+// bad blob stays until a commit replaces it.
+func TestFirmwareBadStoredConfig(t *testing.T) {
+	lan1, _ := openTAP(t, 1)
+	b := &tapBoard{mem: &memStorage{items: map[string][]byte{firmware.StoreConfig: []byte("config system\n\toption 'unterminated\n")}},
+		ports: []board.Port{{Name: "lan1", Role: board.LAN, NIC: lan1}}}
+	console := &syncBuffer{}
+	f, err := firmware.Start(context.Background(), firmware.Options{Board: b, Version: "test", Console: console})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	if !bytes.Contains([]byte(console.String()), []byte("firmware: configuration:")) {
+		t.Errorf("console does not report the bad configuration:\n%s", console.String())
+	}
+	if got := f.Router.LANAddr().String(); got != "192.168.1.1/24" {
+		t.Errorf("LAN address %s, want the default", got)
+	}
+	if blob, _ := b.mem.item(firmware.StoreConfig).Load(); !bytes.Contains(blob, []byte("unterminated")) {
+		t.Errorf("the bad blob was overwritten before any commit: %q", blob)
+	}
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(d); !ok(); time.Sleep(250 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
 		}
 	}
 }

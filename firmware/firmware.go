@@ -94,6 +94,7 @@ type Firmware struct {
 	log     *slog.Logger
 	started time.Time
 	storage board.Storage // nil: RAM only
+	ports   []board.Port
 
 	mu      sync.Mutex
 	applied *cfg.Snapshot // the configuration the running parts use
@@ -205,6 +206,11 @@ func (f *Firmware) store(name string) cfg.Store {
 // startRouter builds the router from the committed configuration, or
 // from the defaults when that fails.
 func (f *Firmware) startRouter() error {
+	ports, err := f.opts.Board.Ports()
+	if err != nil {
+		return fmt.Errorf("firmware: %w", err)
+	}
+	f.ports = ports
 	snap := f.Config.Snapshot()
 	r, err := f.newRouter(snap)
 	if err != nil {
@@ -223,12 +229,8 @@ func (f *Firmware) startRouter() error {
 
 func (f *Firmware) newRouter(snap *cfg.Snapshot) (*router.Router, error) {
 	b := f.opts.Board
-	ports, err := b.Ports()
-	if err != nil {
-		return nil, err
-	}
 	rc := router.Config{Board: b.Name(), Bus: f.Bus, Log: f.Logger("router"), Clock: f.Clock, HTTPHandler: f.Web}
-	for _, p := range ports {
+	for _, p := range f.ports {
 		rp := router.Port{Name: p.Name, NIC: p.NIC}
 		if p.Role == board.WAN && rc.WAN == nil {
 			rc.WAN = &rp

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"slices"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"github.com/gowrt/gowrt/kernel"
 	"github.com/gowrt/gowrt/mgmt/shell"
 	"github.com/gowrt/gowrt/mgmt/sshd"
+	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/sys/event"
 	"github.com/gowrt/gowrt/sys/cron"
 	"github.com/gowrt/gowrt/sys/supervisor"
 	"github.com/gowrt/gowrt/sys/syslog"
@@ -30,7 +33,14 @@ const (
 	svcConsole   = "console"
 	svcApply     = "config-apply"
 	svcTimeWatch = "cron-clock"
+	svcLinkWatch = "linkwatch"
 )
+
+// linkPoll is how often linkwatch reads the ports' carrier: the NIC
+// contract reports link changes to the port's handler (br-lan, the WAN
+// interface), not to the firmware, and a second is as fast as a person
+// plugging a cable notices.
+const linkPoll = time.Second
 
 // maxSSHConns bounds SSH connections at once (each costs its handshake
 // state and a shell: tens of KiB).
@@ -61,6 +71,9 @@ func (f *Firmware) startServices() error {
 		}}); err != nil {
 		return err
 	}
+	if err := f.Sup.Add(supervisor.Service{Name: svcLinkWatch, Restart: supervisor.Always, Run: f.runLinkWatch}); err != nil {
+		return err
+	}
 	if err := f.Sup.Add(supervisor.Service{Name: svcRemoteLog, Restart: supervisor.Always, Run: f.runRemoteLog}); err != nil {
 		return err
 	}
@@ -77,7 +90,22 @@ func (f *Firmware) startServices() error {
 		sess := &shell.Session{In: in, Out: f.opts.Console, Console: true, User: "root", Plain: !kernel.Running()}
 		prompt := f.applied.System.Hostname + "# "
 		if err := f.Sup.Add(supervisor.Service{Name: svcConsole, Restart: supervisor.OnFailure,
-			Run: func(ctx context.Context) error { return f.Shell.Interactive(ctx, sess, prompt) }}); err != nil {
+			Run: func(ctx context.Context) error {
+				// Like OpenWrt's console: no prompt in the middle of the
+				// boot messages, a shell once someone is there.
+				fmt.Fprintln(f.opts.Console, "Please press Enter to activate this console.")
+				entered := make(chan error, 1)
+				go func() { entered <- waitEnter(in) }()
+				select {
+				case err := <-entered:
+					if err != nil {
+						return nil // no console input (EOF): nothing to serve
+					}
+				case <-ctx.Done():
+					return nil
+				}
+				return f.Shell.Interactive(ctx, sess, prompt)
+			}}); err != nil {
 			return err
 		}
 	}
@@ -379,3 +407,49 @@ func (k *klogWriter) Write(p []byte) (int, error) {
 }
 
 var errNoReboot = errors.New("reboot: not running on the device (stop the process instead)")
+
+// waitEnter reads in a byte at a time (so nothing is read ahead of the
+// shell) until a line ends.
+func waitEnter(in io.Reader) error {
+	var b [1]byte
+	for {
+		n, err := in.Read(b[:])
+		if err != nil {
+			return err
+		}
+		if n == 1 && (b[0] == '\r' || b[0] == '\n') {
+			return nil
+		}
+	}
+}
+
+// runLinkWatch publishes each port's carrier changes on the bus (link
+// up/down per port) and logs them.
+func (f *Firmware) runLinkWatch(ctx context.Context) error {
+	log := f.Logger(svcLinkWatch)
+	last := make([]gnet.LinkState, len(f.ports))
+	t := time.NewTicker(linkPoll)
+	defer t.Stop()
+	for {
+		for i, p := range f.ports {
+			ls := p.NIC.Link()
+			if ls.Up == last[i].Up && ls.SpeedMbps == last[i].SpeedMbps {
+				continue
+			}
+			last[i] = ls
+			speed := 0
+			if ls.Up {
+				speed = ls.SpeedMbps
+				log.Info(fmt.Sprintf("%s: link up, %d Mbit/s", p.Name, ls.SpeedMbps))
+			} else {
+				log.Warn(p.Name + ": link down")
+			}
+			f.Bus.Link.Publish(event.LinkChange{Port: p.Name, Up: ls.Up, SpeedMbps: speed})
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}

@@ -64,7 +64,7 @@ func TestUserNetForward(t *testing.T) {
 			page = string(b)
 		}
 	}
-	if !strings.Contains(page, "board malta") {
+	if !strings.Contains(page, "<th>Board</th><td>malta</td>") {
 		t.Fatalf("no status page at %s: %q", url, page)
 	}
 	if err := <-done; err != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -48,6 +49,8 @@ func RunRole() (int, bool) {
 		err = serveNTP(arg)
 	case "browser":
 		err = runBrowser(arg)
+	case "udpsink":
+		err = udpSink(arg)
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
@@ -101,6 +104,29 @@ func ntpTime(t time.Time) uint64 {
 	sec := uint64(t.Unix()) + unixToNTP
 	frac := uint64(t.Nanosecond()) << 32 / 1e9
 	return sec<<32 | frac
+}
+
+// udpSink prints every datagram that arrives on UDP port arg, one per
+// line (a remote syslog server).
+func udpSink(port string) error {
+	c, err := net.ListenPacket("udp4", ":"+port)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 2048)
+	for {
+		n, _, err := c.ReadFrom(buf)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s\n", bytes.TrimRight(buf[:n], "\n"))
+	}
+}
+
+// UDPSink starts a UDP sink on port in ns: what arrives is written to w,
+// a datagram a line.
+func UDPSink(t testing.TB, ns *netns.NS, port int, w io.Writer) {
+	ns.Start(t, w, "env", fmt.Sprintf("%s=udpsink:%d", roleEnv, port), Self(t))
 }
 
 // serveHTTP answers every request with the peer address it came from.
