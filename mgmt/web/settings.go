@@ -28,11 +28,15 @@ type form struct {
 	fields []field
 	// apply stages the validated values; nil sets each field's key.
 	apply func(u *UI, vals map[string]string) error
+	// saved is the message after a successful save (default: saved and
+	// applied), for settings the firmware cannot apply at once.
+	saved markup
 }
 
 var (
 	lanForm = form{path: "/settings/lan", title: "LAN",
 		intro: "The router's address on the LAN. After a change, open this UI at the new address; clients get addresses in the new network at their next DHCP lease (or reconnect).",
+		saved: "Saved. The new LAN address takes effect at the next boot (Reboot).",
 		fields: []field{
 			{name: "ipaddr", key: "network.lan.ipaddr", label: "IPv4 address", kind: "text", check: checkHostAddr},
 			{name: "netmask", key: "network.lan.netmask", label: "Netmask", kind: "text", check: checkNetmask},
@@ -51,7 +55,8 @@ var (
 			{name: "encryption", key: wifiPrefix + "encryption", label: "Encryption", kind: "select", choices: []string{"psk2", "none"}},
 			{name: "key", key: wifiPrefix + "key", label: "Passphrase", kind: "password", help: "8 to 63 characters; leave empty to keep the current one"},
 		},
-		apply: applyWifi}
+		apply: applyWifi,
+		saved: "Saved. There is no Wi-Fi driver yet: the settings are stored for it."}
 )
 
 // wifiPrefix is the access point's section (OpenWrt's default name for
@@ -98,7 +103,11 @@ func (u *UI) renderForm(w http.ResponseWriter, status int, s *session, f *form, 
 	p.m("<section><h2>")
 	p.text(f.title)
 	p.m("</h2><p>" + f.intro + "</p>\n")
-	notice(&p, errMsg, saved)
+	if saved && errMsg == "" && f.saved != "" {
+		p.m("<p class=ok>" + f.saved + "</p>\n")
+	} else {
+		notice(&p, errMsg, saved)
+	}
 	p.m(`<form method=post`)
 	p.attr("action", f.path)
 	p.m(">")
