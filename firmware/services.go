@@ -16,8 +16,8 @@ import (
 	"github.com/gowrt/gowrt/mgmt/shell"
 	"github.com/gowrt/gowrt/mgmt/sshd"
 	gnet "github.com/gowrt/gowrt/net"
-	"github.com/gowrt/gowrt/sys/event"
 	"github.com/gowrt/gowrt/sys/cron"
+	"github.com/gowrt/gowrt/sys/event"
 	"github.com/gowrt/gowrt/sys/supervisor"
 	"github.com/gowrt/gowrt/sys/syslog"
 

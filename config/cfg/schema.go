@@ -99,8 +99,8 @@ var schema = map[string]pkgSchema{
 			"conloglevel":     uintRange(1, 8),
 			"cronloglevel":    uintRange(0, 9),
 			"urandom_seed":    str(),
-			"authorized_keys": wholeListOf(of(kSSHKey)), // gowrt: OpenWrt keeps these in /etc/dropbear
-			"password":        of(kBcrypt),              // gowrt: the administrator's bcrypt hash
+			"authorized_keys": wholeListOf(of(kSSHKey)),  // gowrt: OpenWrt keeps these in /etc/dropbear
+			"password":        of(kBcrypt),               // gowrt: the administrator's bcrypt hash
 			"crontab":         wholeListOf(of(kCrontab)), // gowrt: OpenWrt keeps these in /etc/crontabs/root
 		},
 		"timeserver": {

@@ -70,6 +70,17 @@ func bootOnTAPs(t *testing.T, board string, i int, prog string) (lanTap, wanTap 
 		if t.Failed() {
 			t.Logf("console:\n%s", out.String())
 		}
+		// The firmware's memory: first and last report (at idle after
+		// boot, and after the test's load).
+		var ram []string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(l, "ram: ") {
+				ram = append(ram, l)
+			}
+		}
+		if len(ram) > 0 {
+			t.Logf("%s: first %s; last %s", board, ram[0], ram[len(ram)-1])
+		}
 	})
 	up := make(chan struct{})
 	go func() {

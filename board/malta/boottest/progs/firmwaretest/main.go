@@ -13,6 +13,7 @@ import (
 
 	"github.com/gowrt/gowrt/board"
 	"github.com/gowrt/gowrt/firmware"
+	"github.com/gowrt/gowrt/kernel"
 	"github.com/gowrt/gowrt/sys/supervisor"
 )
 
@@ -34,5 +35,12 @@ func main() {
 	for _, p := range f.Router.Status().Ports {
 		fmt.Printf("router: port %-5s %s %s\n", p.Name, p.Role, p.MAC)
 	}
-	select {}
+	// The memory the firmware holds, for the test's log (as routertest
+	// reports it, so the two compare).
+	for {
+		if in, err := kernel.ReadInfo(); err == nil {
+			fmt.Printf("ram: %d KiB total, %d KiB used, peak %d KiB\n", in.RAM>>10, in.RAMUsed>>10, in.RAMPeak>>10)
+		}
+		time.Sleep(5 * time.Second)
+	}
 }
