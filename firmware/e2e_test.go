@@ -58,24 +58,6 @@ func (i memItem) Save(b []byte) error {
 	return nil
 }
 
-// syncBuffer is the console: written by the firmware, read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func openTAP(t *testing.T, i int) (gnet.NIC, string) {
 	t.Helper()
 	d, err := tap.Open("")
@@ -113,7 +95,7 @@ func TestFirmwareManagement(t *testing.T) {
 	b := &tapBoard{mem: &memStorage{items: map[string][]byte{}}, ports: []board.Port{
 		{Name: "lan1", Role: board.LAN, NIC: lan1}, {Name: "lan2", Role: board.LAN, NIC: lan2},
 		{Name: "wan", Role: board.WAN, NIC: wan}}}
-	console := &syncBuffer{}
+	console := &wantest.SyncBuffer{}
 	f, err := firmware.Start(context.Background(), firmware.Options{Board: b, Version: "test", Console: console,
 		Services: []supervisor.Service{{Name: "crashy", Restart: supervisor.Always, Run: crashy,
 			MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, CrashLoop: 5, CrashWindow: time.Minute}}})
@@ -170,7 +152,7 @@ func TestFirmwareStoredConfig(t *testing.T) {
 		{Name: "lan1", Role: board.LAN, NIC: lan1}, {Name: "wan", Role: board.WAN, NIC: wan}}}
 	seedConfig(t, b, map[string]string{"system.hostname": "testgw", "system.ntp.server": wantest.NTPName},
 		map[string][]string{"system.crontab": {"* * * * * echo cron-ran at minute"}})
-	console := &syncBuffer{}
+	console := &wantest.SyncBuffer{}
 	f, err := firmware.Start(context.Background(), firmware.Options{Board: b, Version: "test", Console: console})
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +164,7 @@ func TestFirmwareStoredConfig(t *testing.T) {
 
 	c := wantest.NewClient(t, lan1Dev)
 	lease := c.DHCP(t, 60*time.Second)
-	sink := &syncBuffer{}
+	sink := &wantest.SyncBuffer{}
 	wantest.UDPSink(t, c.NS, 514, sink)
 	time.Sleep(300 * time.Millisecond) // the sink binds
 	if err := f.Config.Set("system.log_ip", wantest.Addr(lease).String()); err != nil {
@@ -220,7 +202,7 @@ func TestFirmwareBadStoredConfig(t *testing.T) {
 	lan1, _ := openTAP(t, 1)
 	b := &tapBoard{mem: &memStorage{items: map[string][]byte{firmware.StoreConfig: []byte("config system\n\toption 'unterminated\n")}},
 		ports: []board.Port{{Name: "lan1", Role: board.LAN, NIC: lan1}}}
-	console := &syncBuffer{}
+	console := &wantest.SyncBuffer{}
 	f, err := firmware.Start(context.Background(), firmware.Options{Board: b, Version: "test", Console: console})
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,8 @@ deps=(
 	dnsmasq-base:dnsmasq     # the ISP on the router's WAN (DHCP, DNS)
 	bind9-dnsutils:dig       # DNS queries to the router's forwarder
 	traceroute:traceroute    # ICMP errors through NAT
+	openssh-client:ssh       # SSH logins to the firmware (and ssh-keygen)
+	chromium:chromium        # the web UI in a headless browser
 	procps:sysctl    # the broadcast-storm test
 	coreutils:sha256sum
 )

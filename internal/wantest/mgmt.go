@@ -24,6 +24,9 @@ type Management struct {
 	// Artifacts is where screenshots go ($GOWRT_ARTIFACTS or a test
 	// directory).
 	Artifacts string
+	// KernelLog, if set, is console text that must reach logread as a
+	// kernel-facility line (bare metal: the kernel's console log).
+	KernelLog string
 }
 
 // The router's management addresses and what a LAN scan may find open:
@@ -130,6 +133,18 @@ func (n *Net) CheckManagement(t testing.TB, lan [2]string, m Management) {
 			t.Fatalf("%s never parked:\n%s", m.Crashy, services)
 		}
 		time.Sleep(2 * time.Second)
+	}
+	all := ssh("logread")
+	if strings.Contains(all, token) || strings.Contains(all, strings.ReplaceAll(token, "-", "")) {
+		t.Errorf("the setup token is in the log ring, which the web UI and remote syslog show:\n%s", all)
+	}
+	if m.KernelLog != "" {
+		if l := lineWith(all, m.KernelLog); !strings.Contains(l, "kern.") {
+			t.Errorf("console text %q is not in logread as a kernel line (%q)", m.KernelLog, l)
+		}
+		if !strings.Contains(all, "setup token, withheld") {
+			t.Errorf("the console's setup-token line did not reach logread withheld:\n%s", all)
+		}
 	}
 	logs := ssh("logread -e " + m.Crashy)
 	if !strings.Contains(logs, m.Crashy) || !strings.Contains(logs, "panic") {

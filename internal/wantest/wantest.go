@@ -64,7 +64,7 @@ const HTTPPort = 8000
 type Net struct {
 	ISP, Host *netns.NS
 	dir       string
-	log       *syncBuffer
+	log       *SyncBuffer
 }
 
 // New builds the far side, with link (a network device in the test's own
@@ -74,7 +74,7 @@ type Net struct {
 func New(t testing.TB, link string, leaseTime time.Duration) *Net {
 	t.Helper()
 	netns.RequireRoot(t)
-	n := &Net{ISP: netns.New(t), Host: netns.New(t), dir: t.TempDir(), log: &syncBuffer{}}
+	n := &Net{ISP: netns.New(t), Host: netns.New(t), dir: t.TempDir(), log: &SyncBuffer{}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("far side's log:\n%s", n.log.String())
@@ -139,19 +139,20 @@ func Self(t testing.TB) string {
 	return p
 }
 
-// syncBuffer collects the servers' output.
-type syncBuffer struct {
+// SyncBuffer collects output written by one goroutine (or process) and
+// read by another: the servers' logs, a firmware's console.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -163,14 +164,14 @@ type Client struct {
 	NS   *netns.NS
 	Link string
 	dir  string
-	log  *syncBuffer
+	log  *SyncBuffer
 }
 
 // NewClient makes a LAN host on link (moved into a namespace of its own,
 // up, without an address).
 func NewClient(t testing.TB, link string) *Client {
 	t.Helper()
-	c := &Client{NS: netns.New(t), Link: link, dir: t.TempDir(), log: &syncBuffer{}}
+	c := &Client{NS: netns.New(t), Link: link, dir: t.TempDir(), log: &SyncBuffer{}}
 	c.NS.Adopt(t, link, "")
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -29,7 +29,7 @@ func TestFirmwareManagementQEMU(t *testing.T) {
 				}
 			}
 			far.CheckManagement(t, wantest.Switch(t, lanTap), wantest.Management{
-				Console: out.String, Crashy: "crashy", Artifacts: dir})
+				Console: out.String, Crashy: "crashy", Artifacts: dir, KernelLog: "router: port wan"})
 		})
 	}
 }
