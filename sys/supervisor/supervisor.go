@@ -378,17 +378,18 @@ func (s *Supervisor) manage(ctx context.Context, u *unit, done chan struct{}) {
 			s.setStateLocked(u, StateDone)
 			s.mu.Unlock()
 			return
+		// The log line goes out before the state changes, so whoever sees
+		// the state (services, a test) finds the reason in the log.
 		case failed && svc.Restart == Never:
+			s.log.Error("service failed, not restarted (policy never)", "service", svc.Name, "err", lastErr)
 			s.setStateLocked(u, StateFailed)
 			s.mu.Unlock()
-			s.log.Error("service failed, not restarted (policy never)", "service", svc.Name, "err", lastErr)
 			return
 		case failed && len(u.failures) >= svc.CrashLoop:
-			n := len(u.failures)
+			s.log.Error("service parked: crash loop", "service", svc.Name, "failures", len(u.failures),
+				"window", svc.CrashWindow.String(), "err", lastErr)
 			s.setStateLocked(u, StateParked)
 			s.mu.Unlock()
-			s.log.Error("service parked: crash loop", "service", svc.Name, "failures", n,
-				"window", svc.CrashWindow.String(), "err", lastErr)
 			return
 		}
 		s.setStateLocked(u, StateBackoff)
