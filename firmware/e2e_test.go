@@ -5,7 +5,9 @@ package firmware_test
 import (
 	"bytes"
 	"context"
+	"net/netip"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -225,5 +227,53 @@ func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for %s", d, what)
 		}
+	}
+}
+
+// TestFirmwareLANChange: committing a new LAN address applies at once: a
+// new client's lease is in the new subnet, and the router answers ping,
+// DNS (its own name), HTTP and SSH's port at the new address.
+func TestFirmwareLANChange(t *testing.T) {
+	lan1, lan1Dev := openTAP(t, 1)
+	lan2, lan2Dev := openTAP(t, 2)
+	b := &tapBoard{mem: &memStorage{items: map[string][]byte{}}, ports: []board.Port{
+		{Name: "lan1", Role: board.LAN, NIC: lan1}, {Name: "lan2", Role: board.LAN, NIC: lan2}}}
+	f, err := firmware.Start(context.Background(), firmware.Options{Board: b, Version: "test", Console: &wantest.SyncBuffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Stop() })
+	before := wantest.NewClient(t, lan1Dev)
+	if a := wantest.Addr(before.DHCP(t, 60*time.Second)); !netip.MustParsePrefix("192.168.1.0/24").Contains(a) {
+		t.Fatalf("first lease %v", a)
+	}
+	for k, v := range map[string]string{"network.lan.ipaddr": "10.42.0.1", "network.lan.netmask": "255.255.255.0"} {
+		if err := f.Config.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.Config.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the new LAN address", func() bool {
+		return f.Router.LANAddr() == netip.MustParsePrefix("10.42.0.1/24")
+	})
+	c := wantest.NewClient(t, lan2Dev)
+	lease := c.DHCP(t, 60*time.Second)
+	if a := wantest.Addr(lease); !netip.MustParsePrefix("10.42.0.0/24").Contains(a) || !strings.Contains(lease, "router=10.42.0.1") {
+		t.Fatalf("lease after the change: %s", lease)
+	}
+	c.NS.Must(t, "ping", "-c", "1", "-W", "5", "10.42.0.1")
+	if out := c.NS.Must(t, "dig", "+short", "+time=3", "@10.42.0.1", "gowrt.lan"); strings.TrimSpace(out) != "10.42.0.1" {
+		t.Errorf("gowrt.lan answers %q at the new address", out)
+	}
+	if out := c.NS.Must(t, "curl", "-s", "--max-time", "10", "http://10.42.0.1/"); !strings.Contains(out, "10.42.0.1/24") {
+		t.Errorf("the web UI at the new address does not show it:\n%.400s", out)
+	}
+	if out, err := c.NS.Exec(10*time.Second, "bash", "-c", "exec 3<>/dev/tcp/10.42.0.1/22 && head -c 7 <&3"); err != nil || !strings.HasPrefix(out, "SSH-2.0") {
+		t.Errorf("SSH at the new address: %v %q", err, out)
+	}
+	if out, err := c.NS.Exec(5*time.Second, "ping", "-c", "1", "-W", "2", "192.168.1.1"); err == nil {
+		t.Errorf("the old address still answers:\n%s", out)
 	}
 }

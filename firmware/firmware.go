@@ -7,9 +7,10 @@
 // one event bus (sys/event).
 //
 // A configuration commit is applied without a reboot where the part it
-// changes can take it live (DHCP, firewall, remote syslog, cron jobs, SSH
-// keys and password); what cannot (the LAN and WAN addressing, the host
-// name, the SSH port) is logged as applying at the next boot.
+// changes can take it live (the LAN address, DHCP, firewall, remote
+// syslog, cron jobs, SSH keys and password); what cannot (the WAN
+// settings, the host name, the SSH port, the NTP servers) is logged as
+// applying at the next boot.
 //
 // It knows no board: the caller hands it one (board.Current()), as
 // examples/router does.

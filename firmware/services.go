@@ -275,17 +275,23 @@ func (f *Firmware) apply(pkgs []string) {
 	old := f.applied
 	f.mu.Unlock()
 	var live, reboot []string
-	if old.LAN.Addr != snap.LAN.Addr || !sameWAN(old.WAN, snap.WAN) {
-		reboot = append(reboot, "network")
+	lanMoved := false
+	if old.LAN.Addr != snap.LAN.Addr {
+		if err := f.Router.SetLANAddr(snap.LAN.Addr); err != nil {
+			log.Error("network.lan: " + err.Error())
+		} else {
+			lanMoved = true
+			live = append(live, "network.lan")
+		}
 	}
-	if slices.Contains(pkgs, "dhcp") || slices.Contains(pkgs, "network") {
-		d := dhcpConfig(snap)
-		if old.LAN.Addr == snap.LAN.Addr {
-			if err := f.Router.SetDHCP(d); err != nil {
-				log.Error("dhcp: " + err.Error())
-			} else {
-				live = append(live, "dhcp")
-			}
+	if !sameWAN(old.WAN, snap.WAN) {
+		reboot = append(reboot, "network.wan")
+	}
+	if slices.Contains(pkgs, "dhcp") || lanMoved {
+		if err := f.Router.SetDHCP(dhcpConfig(snap)); err != nil {
+			log.Error("dhcp: " + err.Error())
+		} else {
+			live = append(live, "dhcp")
 		}
 	}
 	if slices.Contains(pkgs, "firewall") {
@@ -323,11 +329,11 @@ func (f *Firmware) apply(pkgs []string) {
 	// What applies at the next boot stays pending: keep the old values
 	// for those parts so a later commit still reports them.
 	next := *snap
-	if slices.Contains(reboot, "network") {
-		next.LAN, next.WAN = old.LAN, old.WAN
+	if slices.Contains(reboot, "network.wan") {
+		next.WAN = old.WAN
 	}
-	if old.LAN.Addr != snap.LAN.Addr {
-		next.DHCP = old.DHCP
+	if old.LAN.Addr != snap.LAN.Addr && !lanMoved {
+		next.LAN, next.DHCP = old.LAN, old.DHCP
 	}
 	f.mu.Lock()
 	f.applied = &next

@@ -36,7 +36,6 @@ type form struct {
 var (
 	lanForm = form{path: "/settings/lan", title: "LAN",
 		intro: "The router's address on the LAN. After a change, open this UI at the new address; clients get addresses in the new network at their next DHCP lease (or reconnect).",
-		saved: "Saved. The new LAN address takes effect at the next boot (Reboot).",
 		fields: []field{
 			{name: "ipaddr", key: "network.lan.ipaddr", label: "IPv4 address", kind: "text", check: checkHostAddr},
 			{name: "netmask", key: "network.lan.netmask", label: "Netmask", kind: "text", check: checkNetmask},

@@ -14,11 +14,13 @@ import (
 	"github.com/gowrt/gowrt/net/dhcp/dhcpd"
 	"github.com/gowrt/gowrt/net/firewall"
 	"github.com/gowrt/gowrt/net/nat"
+	"github.com/gowrt/gowrt/sys/event"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
+	"gvisor.dev/gvisor/pkg/tcpip/stack"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/icmp"
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 	"gvisor.dev/gvisor/pkg/waiter"
@@ -26,16 +28,16 @@ import (
 
 // What the management services (shell, SSH, web UI) ask of the router.
 
-// ListenLAN opens a TCP listener on the router's LAN address (br-lan
-// only: nothing arriving on the WAN reaches it), for SSH and the like.
+// ListenLAN opens a TCP listener on br-lan (the router's LAN address,
+// whatever it becomes: nothing arriving on the WAN reaches it), for SSH
+// and the like.
 func (r *Router) ListenLAN(port uint16) (net.Listener, error) {
-	a := r.cfg.LANAddr.Addr()
 	var wq waiter.Queue
 	ep, e := r.s.NewEndpoint(tcp.ProtocolNumber, ipv4.ProtocolNumber, &wq)
 	if e != nil {
 		return nil, fmt.Errorf("router: listen on port %d: %v", port, e)
 	}
-	if e := ep.Bind(tcpip.FullAddress{NIC: nicLAN, Addr: tcpip.AddrFrom4(a.As4()), Port: port}); e != nil {
+	if e := ep.Bind(tcpip.FullAddress{NIC: nicLAN, Port: port}); e != nil {
 		ep.Close()
 		return nil, fmt.Errorf("router: listen on port %d: bind: %v", port, e)
 	}
@@ -197,7 +199,65 @@ func (r *Router) Conntrack(yield func(nat.ConnInfo) bool) {
 }
 
 // LANAddr returns the router's LAN address and prefix.
-func (r *Router) LANAddr() netip.Prefix { return r.cfg.LANAddr }
+func (r *Router) LANAddr() netip.Prefix {
+	if p := r.lanAddr.Load(); p != nil {
+		return *p
+	}
+	return r.cfg.LANAddr
+}
+
+// SetLANAddr moves the router to a new LAN address and prefix without a
+// restart: the stack's address and the LAN route, the forwarding
+// layer's interface, the DNS forwarder's answer for the router's name,
+// and the DHCP server, which starts over with no leases (those of the old
+// subnet are void; clients get new ones at their next DHCP exchange).
+// Listeners are bound to br-lan, not to the address, so the web UI, SSH
+// and DNS answer at the new address at once. Connections to the old
+// address end.
+func (r *Router) SetLANAddr(p netip.Prefix) error {
+	if !p.IsValid() || !p.Addr().Is4() || p.Bits() < 8 || p.Bits() > 30 || p.Masked().Addr() == p.Addr() {
+		return fmt.Errorf("router: LAN address %v: need an IPv4 host address with a /8../30 prefix", p)
+	}
+	old := r.LANAddr()
+	if p == old {
+		return nil
+	}
+	r.svc.dhcpMu.Lock()
+	defer r.svc.dhcpMu.Unlock()
+	if e := r.s.AddProtocolAddress(nicLAN, tcpip.ProtocolAddress{Protocol: ipv4.ProtocolNumber,
+		AddressWithPrefix: tcpip.AddressWithPrefix{Address: tcpip.AddrFrom4(p.Addr().As4()), PrefixLen: p.Bits()}},
+		stack.AddressProperties{}); e != nil {
+		return fmt.Errorf("router: LAN address %v: %v", p, e)
+	}
+	if old.Addr() != p.Addr() {
+		_ = r.s.RemoveAddress(nicLAN, tcpip.AddrFrom4(old.Addr().As4()))
+	}
+	r.lanAddr.Store(&p)
+	r.setRoutes()
+	r.lanIf.SetAddress(p, netip.Addr{})
+	if f := r.svc.dns; f != nil {
+		f.SetRouterAddr(p.Addr())
+	}
+	if d := r.svc.dhcp.Load(); d != nil {
+		// Leases of the old subnet are void in the new one.
+		if err := r.cfg.LeaseStore.Save(nil); err != nil {
+			r.logf(slog.LevelWarn, "DHCP: clearing the leases: %v", err)
+		}
+		r.mu.Lock()
+		dc := r.cfg.DHCP
+		r.mu.Unlock()
+		srv, err := r.newDHCPServer(dc)
+		if err != nil {
+			r.logf(slog.LevelError, "DHCP server for the new LAN: %v (DHCP off until fixed)", err)
+			r.svc.dhcp.Store(nil)
+		} else {
+			r.svc.dhcp.Store(srv)
+		}
+	}
+	r.svc.bus.Addr.Publish(event.AddrChange{Iface: netLAN, Old: old, New: p})
+	r.logf(slog.LevelInfo, "LAN address %v (was %v)", p, old)
+	return nil
+}
 
 // SetFirewall replaces the firewall's rules without a restart. New
 // connections meet the new rules (port forwards included); tracked ones

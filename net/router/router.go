@@ -222,6 +222,10 @@ type Router struct {
 	httpLn  *connlimit.Listener
 	started time.Time
 
+	// lanAddr is the LAN address and prefix in use: Config.LANAddr at
+	// Start, then SetLANAddr's.
+	lanAddr atomic.Pointer[netip.Prefix]
+
 	fwd   *forward.Forwarder
 	lanIf *forward.Iface
 	wanIf *forward.Iface
@@ -411,8 +415,9 @@ func (r *Router) Start() error {
 	if r.lanEP, err = r.attach(nicLAN, r.lanIf); err != nil {
 		return r.fail(err)
 	}
-	r.lanIf.SetAddress(r.cfg.LANAddr, netip.Addr{})
 	a := r.cfg.LANAddr
+	r.lanAddr.Store(&a)
+	r.lanIf.SetAddress(a, netip.Addr{})
 	if e := r.s.AddProtocolAddress(nicLAN, tcpip.ProtocolAddress{
 		Protocol: ipv4.ProtocolNumber,
 		AddressWithPrefix: tcpip.AddressWithPrefix{
@@ -453,7 +458,9 @@ func (r *Router) Start() error {
 		}
 	}
 
-	ln, err := r.listenHTTP(tcpip.FullAddress{NIC: nicLAN, Addr: tcpip.AddrFrom4(a.Addr().As4()), Port: r.cfg.HTTPPort})
+	// Bound to br-lan, not to its address, so a new LAN address
+	// (SetLANAddr) needs no new listener.
+	ln, err := r.listenHTTP(tcpip.FullAddress{NIC: nicLAN, Port: r.cfg.HTTPPort})
 	if err != nil {
 		return r.fail(err)
 	}

@@ -107,10 +107,12 @@ func (r *Router) startServices() error {
 		return fmt.Errorf("router: DNS forwarder: %w", err)
 	}
 	sv.dns = f
-	if sv.dnsUDP, err = r.listenUDP(nicLAN, lan.Addr(), dnsPort, false); err != nil {
+	// Bound to br-lan, not to its address: a new LAN address
+	// (SetLANAddr) needs no new sockets.
+	if sv.dnsUDP, err = r.listenUDP(nicLAN, netip.Addr{}, dnsPort, false); err != nil {
 		return fmt.Errorf("router: DNS: %w", err)
 	}
-	if sv.dnsTCP, err = gonet.ListenTCP(r.s, tcpip.FullAddress{NIC: nicLAN, Addr: tcpip.AddrFrom4(lan.Addr().As4()), Port: dnsPort}, ipv4.ProtocolNumber); err != nil {
+	if sv.dnsTCP, err = gonet.ListenTCP(r.s, tcpip.FullAddress{NIC: nicLAN, Port: dnsPort}, ipv4.ProtocolNumber); err != nil {
 		return fmt.Errorf("router: DNS over TCP: %w", err)
 	}
 	r.wg.Add(2)
@@ -223,7 +225,7 @@ func (r *Router) dial(ctx context.Context, network, addr string) (net.Conn, erro
 // client would, so SNTP's server names share its cache and its upstreams.
 func (r *Router) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	c := &dns.Client{Net: "udp", Timeout: 5 * time.Second}
-	conn, err := r.dial(ctx, "udp", netip.AddrPortFrom(r.cfg.LANAddr.Addr(), dnsPort).String())
+	conn, err := r.dial(ctx, "udp", netip.AddrPortFrom(r.LANAddr().Addr(), dnsPort).String())
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +256,7 @@ func (r *Router) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 
 // newDHCPServer makes the LAN's DHCP server for d on the lease store.
 func (r *Router) newDHCPServer(d DHCPServer) (*dhcpd.Server, error) {
-	srv, err := dhcpd.New(dhcpd.Config{Addr: r.cfg.LANAddr, Start: d.Start, Limit: d.Limit, LeaseTime: d.LeaseTime,
+	srv, err := dhcpd.New(dhcpd.Config{Addr: r.LANAddr(), Start: d.Start, Limit: d.Limit, LeaseTime: d.LeaseTime,
 		Domain: d.Domain, Static: d.Static, Store: r.cfg.LeaseStore,
 		Logf: func(format string, args ...any) { r.logf(slog.LevelWarn, "DHCP: "+format, args...) }})
 	if err != nil {

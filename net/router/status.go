@@ -135,7 +135,7 @@ func (r *Router) Status() Status {
 	st := Status{
 		Board:     r.cfg.Board,
 		Uptime:    time.Since(r.started).Truncate(time.Second).String(),
-		LANAddr:   r.cfg.LANAddr.String(),
+		LANAddr:   r.LANAddr().String(),
 		BridgeMAC: r.cfg.BridgeMAC.String(),
 		Forwarded: r.br.Forwarded(),
 		Flooded:   r.br.Flooded(),

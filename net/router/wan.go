@@ -112,7 +112,7 @@ func (sr stackResolver) Resolve(i *forward.Iface, addr, local netip.Addr, done f
 // setRoutes installs the stack's routes: the LAN subnet, the WAN subnet
 // and the default route via the WAN gateway, when the WAN has them.
 func (r *Router) setRoutes() {
-	rt := []tcpip.Route{subnetRoute(r.cfg.LANAddr, nicLAN)}
+	rt := []tcpip.Route{subnetRoute(r.LANAddr(), nicLAN)}
 	r.wan.mu.Lock()
 	for _, x := range r.extra {
 		rt = append(rt, subnetRoute(x.addr, x.nic))

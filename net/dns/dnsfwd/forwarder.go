@@ -134,8 +134,9 @@ type counters struct {
 // Forwarder is the router's DNS forwarder and cache.
 type Forwarder struct {
 	cfg         Config
-	domain      []byte // wire format, lowercase; nil if none
-	routerName  string // lowercase
+	domain      []byte                     // wire format, lowercase; nil if none
+	routerName  string                     // lowercase
+	routerAddr  atomic.Pointer[netip.Addr] // Config.RouterAddr, then SetRouterAddr's
 	rebindAllow [][]byte
 	cache       *cache
 	inFlight    chan struct{}
@@ -151,6 +152,7 @@ func New(cfg Config) (*Forwarder, error) {
 		return nil, errors.New("dnsfwd: Config.Dial is required")
 	}
 	f := &Forwarder{}
+	f.routerAddr.Store(&cfg.RouterAddr)
 	if cfg.Domain != "" {
 		if f.domain = wireName(cfg.Domain); f.domain == nil || len(f.domain) == 1 {
 			return nil, fmt.Errorf("dnsfwd: invalid domain %q", cfg.Domain)
@@ -200,6 +202,12 @@ func New(cfg Config) (*Forwarder, error) {
 // Flush empties the cache (for example when the WAN, and with it the
 // upstreams, change).
 func (f *Forwarder) Flush() { f.cache.flush() }
+
+// SetRouterAddr changes the address the router's own name answers with
+// (the router's LAN address changed).
+func (f *Forwarder) SetRouterAddr(a netip.Addr) { f.routerAddr.Store(&a) }
+
+func (f *Forwarder) routerAddress() netip.Addr { return *f.routerAddr.Load() }
 
 // Stats returns the counters.
 func (f *Forwarder) Stats() Stats {

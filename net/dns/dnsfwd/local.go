@@ -204,7 +204,8 @@ func (f *Forwarder) answerHost(out, in []byte, q *query, host []byte) []byte {
 	var addr netip.Addr
 	var found bool
 	if string(host) == f.routerName {
-		addr, found = f.cfg.RouterAddr, f.cfg.RouterAddr.IsValid()
+		addr = f.routerAddress()
+		found = addr.IsValid()
 	} else if f.cfg.Local != nil {
 		addr, found = f.cfg.Local.Lookup(string(host))
 	}
@@ -227,7 +228,7 @@ func (f *Forwarder) answerHost(out, in []byte, q *query, host []byte) []byte {
 // reverse finds the name of a LAN address: the router's own, else the
 // DHCP server's if it can look up by address.
 func (f *Forwarder) reverse(addr netip.Addr) (string, bool) {
-	if f.cfg.RouterAddr.IsValid() && addr == f.cfg.RouterAddr.Unmap() && f.routerName != "" {
+	if ra := f.routerAddress(); ra.IsValid() && addr == ra.Unmap() && f.routerName != "" {
 		return f.routerName, true
 	}
 	if r, ok := f.cfg.Local.(LocalReverse); ok {

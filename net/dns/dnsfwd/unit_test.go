@@ -380,3 +380,29 @@ func TestParseAnswerKeepsOnlyItsQuestion(t *testing.T) {
 		t.Fatal("ID/case matching wrong")
 	}
 }
+
+// TestSetRouterAddr: after the router's LAN address changes, its name
+// answers with the new address and the new address's PTR is its name.
+func TestSetRouterAddr(t *testing.T) {
+	s := serve(t, testConfig())
+	ask := func(name string, typ uint16) *dns.Msg {
+		t.Helper()
+		m := new(dns.Msg)
+		m.SetQuestion(name, typ)
+		in, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(m, "127.0.0.1:"+strconv.Itoa(s.port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	s.f.SetRouterAddr(netip.MustParseAddr("192.168.7.1"))
+	if in := ask("gowrt.lan.", dns.TypeA); len(in.Answer) != 1 || in.Answer[0].(*dns.A).A.String() != "192.168.7.1" {
+		t.Fatalf("gowrt.lan after SetRouterAddr: %v", in)
+	}
+	if in := ask("1.7.168.192.in-addr.arpa.", dns.TypePTR); len(in.Answer) != 1 || in.Answer[0].(*dns.PTR).Ptr != "gowrt.lan." {
+		t.Fatalf("PTR of the new address: %v", in)
+	}
+	if in := ask("1.1.168.192.in-addr.arpa.", dns.TypePTR); len(in.Answer) != 0 {
+		t.Fatalf("PTR of the old address still answers: %v", in)
+	}
+}
