@@ -7,6 +7,7 @@ require (
 	github.com/insomniacslk/dhcp v0.0.0-20260901064844-234b97448fae
 	github.com/miekg/dns v1.1.73
 	github.com/robfig/cron/v3 v3.0.1
+	github.com/ulikunitz/xz v0.5.17
 	golang.org/x/crypto v0.59.0
 	golang.org/x/sys v0.50.0
 	gvisor.dev/gvisor v0.0.0-20250911055229-61a46406f068

@@ -35,6 +35,8 @@ deps=(
 	chromium:chromium        # the web UI in a headless browser
 	procps:sysctl    # the broadcast-storm test
 	coreutils:sha256sum
+	u-boot-tools:mkimage # fwimage: mkimage -l and dumpimage check the uImages
+	xz-utils:xz          # fwimage: unpacks the LZMA payload as a second decoder
 )
 
 present() {
