@@ -37,6 +37,7 @@ deps=(
 	coreutils:sha256sum
 	u-boot-tools:mkimage # fwimage: mkimage -l and dumpimage check the uImages
 	xz-utils:xz          # fwimage: unpacks the LZMA payload as a second decoder
+	openssl:openssl      # sysupgrade: its ed25519 keys and signatures checked against OpenSSL
 )
 
 present() {
