@@ -255,6 +255,13 @@ func (f *Firmware) newRouter(snap *cfg.Snapshot) (*router.Router, error) {
 	return r, nil
 }
 
+// running returns the configuration the running parts use.
+func (f *Firmware) running() *cfg.Snapshot {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.applied
+}
+
 // reboot restarts the device.
 func (f *Firmware) reboot() error {
 	f.log.Warn("reboot requested")

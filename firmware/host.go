@@ -19,7 +19,7 @@ var _ shell.Host = host{}
 
 func (h host) Info() shell.Info {
 	f := h.f
-	in := shell.Info{Board: f.opts.Board.Name(), Version: f.opts.Version, Hostname: f.applied.System.Hostname,
+	in := shell.Info{Board: f.opts.Board.Name(), Version: f.opts.Version, Hostname: f.running().System.Hostname,
 		Uptime: time.Since(f.started)}
 	m := memory()
 	in.MemTotal, in.MemUsed = m.total, m.used

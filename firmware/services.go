@@ -47,7 +47,7 @@ const linkPoll = time.Second
 const maxSSHConns = 4
 
 func (f *Firmware) startServices() error {
-	snap := f.applied
+	snap := f.running()
 	if err := f.startSSH(snap); err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (f *Firmware) startServices() error {
 		// Off the device the console is a terminal in cooked mode, which
 		// echoes and edits lines itself.
 		sess := &shell.Session{In: in, Out: f.opts.Console, Console: true, User: "root", Plain: !kernel.Running()}
-		prompt := f.applied.System.Hostname + "# "
+		prompt := f.running().System.Hostname + "# "
 		if err := f.Sup.Add(supervisor.Service{Name: svcConsole, Restart: supervisor.OnFailure,
 			Run: func(ctx context.Context) error {
 				// Like OpenWrt's console: no prompt in the middle of the
