@@ -1,20 +1,18 @@
 package wantest
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/gowrt/gowrt/internal/headless"
 	"github.com/gowrt/gowrt/internal/netns"
 )
 
@@ -53,49 +51,20 @@ func runBrowser(arg string) error {
 	if err := json.Unmarshal(raw, &task); err != nil {
 		return err
 	}
-	exe, err := exec.LookPath("chromium")
-	if err != nil {
-		return fmt.Errorf("headless Chromium is needed: install the Debian package \"chromium\": %v", err)
-	}
 	profile, err := os.MkdirTemp("", "gowrt-chromium-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(profile)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.WindowSize(1280, 1000), chromedp.UserDataDir(profile),
-		chromedp.CombinedOutput(prefixWriter{"chromium: "}))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	defer cancelCtx()
-	ctx, cancel := context.WithTimeout(ctx, 150*time.Second)
-	defer cancel()
-
-	var mu sync.Mutex
-	var console []string
-	// Console starts the browser: it must be called before any action,
-	// not concurrently with one (two callers would each start one).
-	messages := chromedp.Console(ctx)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			switch m.Type {
-			case chromedp.ConsoleError, chromedp.ConsoleWarning, chromedp.ConsoleException:
-				mu.Lock()
-				console = append(console, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
+	b, err := headless.Start(profile, 150*time.Second, prefixWriter{"chromium: "})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	ctx := b.Ctx
 	step := func(name string, err error) error {
-		if err != nil {
-			mu.Lock()
-			defer mu.Unlock()
-			return fmt.Errorf("%s: %v (console: %q)", name, err, console)
+		if err := b.Step(name, err); err != nil {
+			return err
 		}
 		fmt.Println("browser:", name)
 		return nil
@@ -165,10 +134,8 @@ func runBrowser(arg string) error {
 	if err := shot("firmware-dhcp.png"); err != nil {
 		return err
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(console) > 0 {
-		return fmt.Errorf("console errors: %q", console)
+	if c := b.Console(0); len(c) > 0 {
+		return fmt.Errorf("%w: %q", headless.ErrConsole, c)
 	}
 	fmt.Println("browser: ok")
 	return nil

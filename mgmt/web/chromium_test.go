@@ -1,21 +1,17 @@
 package web
 
 import (
-	"context"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-)
 
-// chromiumPath is Debian's chromium package's browser.
-const chromiumPath = "chromium"
+	"github.com/gowrt/gowrt/internal/headless"
+)
 
 // artifactDir is where the test keeps its screenshots: $GOWRT_ARTIFACTS
 // (CI collects it) or the test's temporary directory.
@@ -33,55 +29,21 @@ func artifactDir(t *testing.T) string {
 // live graphs (no console errors, no CSP violations), the login, and a
 // DHCP range change that the configuration commits.
 func TestChromium(t *testing.T) {
-	exe, err := exec.LookPath(chromiumPath)
+	b, err := headless.Start(t.TempDir(), 90*time.Second, nil)
 	if err != nil {
-		t.Fatalf("headless Chromium is needed for the web UI test: install the Debian package \"chromium\" (apt-get install chromium): %v", err)
+		t.Fatal(err)
 	}
+	defer b.Close()
+	ctx := b.Ctx
 	h := newHarness(t)
 	srv := httptest.NewServer(h.ui)
 	defer srv.Close()
 	dir := artifactDir(t)
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.WindowSize(1280, 1000), chromedp.UserDataDir(t.TempDir()))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	defer cancelCtx()
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-
-	// Collect the console: errors, warnings, exceptions (an unhandled
-	// rejection in the live script) and browser log entries such as CSP
-	// violations and failed loads.
-	var mu sync.Mutex
-	var console []string
-	messages := chromedp.Console(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			switch m.Type {
-			case chromedp.ConsoleError, chromedp.ConsoleWarning, chromedp.ConsoleException:
-				mu.Lock()
-				console = append(console, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
-	consoleSince := func(n int) []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), console[n:]...)
-	}
+	consoleSince := b.Console
 	must := func(step string, err error) {
 		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v (console: %q)", step, err, consoleSince(0))
+		if err := b.Step(step, err); err != nil {
+			t.Fatal(err)
 		}
 	}
 
@@ -157,6 +119,4 @@ func TestChromium(t *testing.T) {
 	if msgs := consoleSince(start); len(msgs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(msgs, "\n"))
 	}
-	cancel()
-	<-done
 }
