@@ -24,6 +24,8 @@ import (
 	"github.com/gowrt/gowrt/board"
 	"github.com/gowrt/gowrt/firmware"
 	"github.com/gowrt/gowrt/kernel"
+
+	"golang.org/x/sys/unix"
 )
 
 // version is the firmware's version, set at build time with
@@ -77,7 +79,7 @@ func consoleIn() io.Reader {
 	if kernel.Running() {
 		return os.Stdin
 	}
-	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+	if _, err := unix.IoctlGetTermios(int(os.Stdin.Fd()), unix.TCGETS); err == nil {
 		return os.Stdin
 	}
 	return nil
