@@ -3,8 +3,12 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gowrt/gowrt/sysupgrade"
 )
 
 // TestCLIMistakes: every mistake a newcomer makes gets its exit status and
@@ -31,6 +35,9 @@ func TestCLIMistakes(t *testing.T) {
 		{[]string{"run", "-timeout", "-1s", "../../examples/hello"}, 2, []string{"negative"}},
 		{[]string{"build", "-board", "malta-be", "../../examples/hello"}, 2, []string{"-o FILE is required"}},
 		{[]string{"build", "-board", "sim", "-o", "x", "../../examples/router"}, 2, []string{"gowrt run"}},
+		{[]string{"keygen"}, 2, []string{"keygen: want -o FILE"}},
+		{[]string{"keygen", "-o", "k", "extra"}, 2, []string{"keygen: want -o FILE"}},
+		{[]string{"keygen", "-o", "/no/such/dir/k"}, 1, []string{"/no/such/dir/k"}},
 		// Package mistakes: found by go list before any build.
 		{[]string{"run", "-board", "malta-be", "../../net"}, 1, []string{"is package net, not a main package"}},
 		{[]string{"run", "../../net/bridge"}, 1, []string{"is package bridge, not a main package"}},
@@ -70,5 +77,49 @@ func TestHelp(t *testing.T) {
 				t.Errorf("gowrt %q: help lacks %q", args, w)
 			}
 		}
+	}
+}
+
+// TestKeygen: gowrt keygen writes a private key only its owner reads and
+// the public key beside it, both readable by sysupgrade and matching; a
+// second run refuses to overwrite the key.
+func TestKeygen(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "upgrade.key")
+	var stdout, stderr strings.Builder
+	if code := gowrt([]string{"keygen", "-o", key}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	privPEM, err := os.ReadFile(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(key); fi.Mode().Perm() != 0o600 {
+		t.Errorf("private key mode %v, want 0600", fi.Mode().Perm())
+	}
+	pubPEM, err := os.ReadFile(key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv, err := sysupgrade.ParsePrivateKey(privPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := sysupgrade.ParsePublicKey(pubPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := sysupgrade.Sign([]byte("firmware"), sysupgrade.Metadata{Board: "test", Version: "1"}, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := sysupgrade.Verify(img, "test", pub); err != nil {
+		t.Fatalf("the pair does not verify: %v", err)
+	}
+	stderr.Reset()
+	if code := gowrt([]string{"keygen", "-o", key}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "never overwritten") {
+		t.Fatalf("second keygen: exit %d: %s", code, stderr.String())
+	}
+	if again, _ := os.ReadFile(key); string(again) != string(privPEM) {
+		t.Fatal("the key was overwritten")
 	}
 }

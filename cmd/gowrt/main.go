@@ -3,6 +3,7 @@
 //
 //	gowrt run   [-board sim|malta-be|malta-le] [flags] PKG
 //	gowrt build [-board malta-be|malta-le|ar71xx] -o FILE PKG
+//	gowrt keygen -o FILE
 //	gowrt help
 //
 // PKG is a firmware main package: it imports its board package, e.g.
@@ -43,6 +44,8 @@ const usageText = `gowrt builds gowrt firmware and runs it on the sim board or o
 Usage:
   gowrt run   [-board BOARD] [flags] PKG    build PKG and run it
   gowrt build [-board BOARD] -o FILE PKG    build a bare-metal image only
+  gowrt keygen -o FILE                      make a key pair for signing upgrades
+                                            (FILE: private, FILE.pub: public)
   gowrt help                                this text
 
 PKG is a firmware main package (e.g. ./examples/router, ./examples/hello)
@@ -65,7 +68,7 @@ Flags of run:
   -m MiB            malta: RAM, %d to %d MiB (default 128)
   -fwd PORT         malta: put the on-board pcnet on QEMU's user network as
                     192.168.1.0/24 and forward 127.0.0.1:PORT to TCP port 80
-                    of 192.168.1.1 (the router's status page; only port 80
+                    of 192.168.1.1 (the router's web UI; only port 80
                     is forwarded); needs no root. Either way malta's
                     second pcnet, the WAN port, is on a restricted user
                     network of its own (10.0.2.0/24)
@@ -126,8 +129,10 @@ func dispatch(args []string, stdout, stderr io.Writer) (int, error) {
 		return 0, build(args[1:], stderr)
 	case "run":
 		return run(args[1:], stdout, stderr)
+	case "keygen":
+		return 0, keygen(args[1:], stderr)
 	}
-	return 2, usagef("unknown command %q: use gowrt run, gowrt build or gowrt help", args[0])
+	return 2, usagef("unknown command %q: use gowrt run, gowrt build, gowrt keygen or gowrt help", args[0])
 }
 
 // newFlags returns a flag set that reports its errors to the caller
