@@ -434,20 +434,25 @@ func waitEnter(in io.Reader) error {
 func (f *Firmware) runLinkWatch(ctx context.Context) error {
 	log := f.Logger(svcLinkWatch)
 	last := make([]gnet.LinkState, len(f.ports))
+	known := make([]bool, len(f.ports)) // the first poll reports every port's state
 	t := time.NewTicker(linkPoll)
 	defer t.Stop()
 	for {
 		for i, p := range f.ports {
 			ls := p.NIC.Link()
-			if ls.Up == last[i].Up && ls.SpeedMbps == last[i].SpeedMbps {
+			if known[i] && ls.Up == last[i].Up && ls.SpeedMbps == last[i].SpeedMbps {
 				continue
 			}
-			last[i] = ls
+			first := !known[i]
+			known[i], last[i] = true, ls
 			speed := 0
-			if ls.Up {
+			switch {
+			case ls.Up:
 				speed = ls.SpeedMbps
 				log.Info(fmt.Sprintf("%s: link up, %d Mbit/s", p.Name, ls.SpeedMbps))
-			} else {
+			case first: // a port without a cable at boot
+				log.Info(p.Name + ": no link")
+			default:
 				log.Warn(p.Name + ": link down")
 			}
 			f.Bus.Link.Publish(event.LinkChange{Port: p.Name, Up: ls.Up, SpeedMbps: speed})
