@@ -3,11 +3,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gowrt/gowrt/fwimage"
 	"github.com/gowrt/gowrt/sysupgrade"
 )
 
@@ -35,6 +38,7 @@ func TestCLIMistakes(t *testing.T) {
 		{[]string{"run", "-timeout", "-1s", "../../examples/hello"}, 2, []string{"negative"}},
 		{[]string{"build", "-board", "malta-be", "../../examples/hello"}, 2, []string{"-o FILE is required"}},
 		{[]string{"build", "-board", "sim", "-o", "x", "../../examples/router"}, 2, []string{"gowrt run"}},
+		{[]string{"build", "-format", "zip", "-o", "x", "../../examples/hello"}, 2, []string{`-format "zip": elf or uimage`}},
 		{[]string{"keygen"}, 2, []string{"keygen: want -o FILE"}},
 		{[]string{"keygen", "-o", "k", "extra"}, 2, []string{"keygen: want -o FILE"}},
 		{[]string{"keygen", "-o", "/no/such/dir/k"}, 1, []string{"/no/such/dir/k"}},
@@ -121,5 +125,40 @@ func TestKeygen(t *testing.T) {
 	}
 	if again, _ := os.ReadFile(key); string(again) != string(privPEM) {
 		t.Fatal("the key was overwritten")
+	}
+}
+
+// TestBuildUImage: gowrt build -format uimage writes a U-Boot legacy image
+// of an AR71xx firmware that Debian's mkimage reads as an LZMA-compressed
+// MIPS kernel at the firmware's load address, and says how big it is.
+func TestBuildUImage(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "fw.uimage")
+	var stdout, stderr strings.Builder
+	if code := gowrt([]string{"build", "-board", "ar71xx", "-format", "uimage", "-o", out, "../../soc/ar71xx/testdata/fw"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "gowrt: uImage "+out+": ") || !strings.Contains(stderr.String(), "LZMA") {
+		t.Errorf("no size report:\n%s", stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _, err := fwimage.ParseUImage(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Name != "gowrt fw" || u.Comp != "lzma" || u.Load != 0x80100000 {
+		t.Errorf("header %+v", u)
+	}
+	list, err := exec.Command("mkimage", "-l", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("mkimage -l (Debian's u-boot-tools): %v\n%s", err, list)
+	}
+	for _, want := range []string{"Image Name:   gowrt fw", "MIPS Linux Kernel Image (lzma compressed)", "Load Address: 80100000",
+		fmt.Sprintf("Entry Point:  %08x", u.Entry)} {
+		if !strings.Contains(string(list), want) {
+			t.Errorf("mkimage -l lacks %q:\n%s", want, list)
+		}
 	}
 }

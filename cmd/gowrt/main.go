@@ -2,7 +2,7 @@
 // host process or on QEMU malta as a bare-metal image.
 //
 //	gowrt run   [-board sim|malta-be|malta-le] [flags] PKG
-//	gowrt build [-board malta-be|malta-le|ar71xx] -o FILE PKG
+//	gowrt build [-board malta-be|malta-le|ar71xx] [-format elf|uimage] -o FILE PKG
 //	gowrt keygen -o FILE
 //	gowrt help
 //
@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/gowrt/gowrt/internal/image"
@@ -75,8 +76,10 @@ Flags of run:
 
 Flags of build:
   -board BOARD      a bare-metal board (default malta-be)
-  -o FILE           the image to write (an ELF QEMU's -kernel or U-Boot's
-                    bootelf loads)
+  -o FILE           the image to write
+  -format F         elf (default: what QEMU's -kernel or U-Boot's bootelf
+                    loads) or uimage (the load segments as one binary,
+                    LZMA-compressed, in a U-Boot legacy image for bootm)
 
 run exits with the firmware's exit code; 124 after -timeout, 128+N when
 stopped by signal N. Examples:
@@ -178,9 +181,13 @@ func build(args []string, stderr io.Writer) error {
 	fs := newFlags("build")
 	boardName := fs.String("board", "malta-be", "")
 	out := fs.String("o", "", "")
+	format := fs.String("format", "elf", "")
 	pkg, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	if *format != "elf" && *format != "uimage" {
+		return usagef("build: -format %q: elf or uimage", *format)
 	}
 	if *boardName == "sim" {
 		return usagef("build: the sim board runs firmware as a host process: use gowrt run %s (or go build)", pkg)
@@ -192,7 +199,19 @@ func build(args []string, stderr io.Writer) error {
 	if *out == "" {
 		return usagef("build: -o FILE is required (where to write the image)")
 	}
-	return buildImage(context.Background(), b, pkg, *out, stderr)
+	if *format == "elf" {
+		return buildImage(context.Background(), b, pkg, *out, stderr)
+	}
+	dir, err := os.MkdirTemp("", "gowrt-build-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	elfPath := filepath.Join(dir, "firmware.elf")
+	if err := buildImage(context.Background(), b, pkg, elfPath, stderr); err != nil {
+		return err
+	}
+	return writeUImage(elfPath, *out, pkg, stderr)
 }
 
 func run(args []string, stdout, stderr io.Writer) (int, error) {
