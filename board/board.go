@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/gowrt/gowrt/flash"
 	gnet "github.com/gowrt/gowrt/net"
 )
 
@@ -69,6 +70,21 @@ type Storage interface {
 	// storage, and each Save writes it (see the board's documentation for
 	// what a save costs).
 	Store(name string) (Store, error)
+}
+
+// Upgradable is implemented by boards whose firmware the running firmware
+// can replace (sysupgrade): the boot flash with its firmware and
+// configuration partitions. Firmware serves upgrades only on such boards.
+type Upgradable interface {
+	FirmwareFlash() (FirmwareFlash, error)
+}
+
+// FirmwareFlash locates the firmware and configuration partitions (byte
+// offsets and lengths, whole erase blocks) on the boot flash.
+type FirmwareFlash struct {
+	Flash                    flash.Device
+	FirmwareOff, FirmwareLen int64
+	ConfigOff, ConfigLen     int64
 }
 
 var (

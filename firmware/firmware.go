@@ -18,6 +18,7 @@ package firmware
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -33,6 +34,7 @@ import (
 	"github.com/gowrt/gowrt/mgmt/auth"
 	"github.com/gowrt/gowrt/mgmt/shell"
 	"github.com/gowrt/gowrt/mgmt/sshd"
+	"github.com/gowrt/gowrt/mgmt/upgrade"
 	"github.com/gowrt/gowrt/mgmt/web"
 	"github.com/gowrt/gowrt/net/router"
 	"github.com/gowrt/gowrt/sys/clock"
@@ -57,6 +59,10 @@ type Options struct {
 	// Reboot restarts the device (default: the kernel's reboot on bare
 	// metal; elsewhere an error).
 	Reboot func() error
+	// UpgradeKey verifies sysupgrade images (gowrt build -sign puts the
+	// signing key's public half into the firmware). Without it, or on a
+	// board that is not board.Upgradable, upgrades are refused.
+	UpgradeKey ed25519.PublicKey
 }
 
 // Storage item names, beside the router's own (router.StoreLeases,
@@ -91,6 +97,8 @@ type Firmware struct {
 	SSH     *sshd.Server
 	Web     *web.UI
 	Cron    *cron.Cron
+	// Upgrader serves sysupgrade (shell command and web UI).
+	Upgrader *upgrade.Upgrader
 
 	log     *slog.Logger
 	started time.Time
@@ -136,8 +144,10 @@ func Start(ctx context.Context, o Options) (*Firmware, error) {
 	f.Limiter = auth.NewLimiter(maxLoginFailures, loginWindow, loginLockout)
 	f.Sup = supervisor.New(f.Logger("supervisor"), f.Bus)
 
+	f.Upgrader = upgrade.New(upgrade.Config{Board: o.Board.Name(), Key: o.UpgradeKey, Target: f.upgradeTarget,
+		Reboot: f.reboot, Log: f.Logger("sysupgrade")})
 	if f.Web, err = web.New(web.Config{Source: overview{f}, Config: webConfig{f.Config}, Auth: f.Auth,
-		Limiter: f.Limiter, Reboot: f.reboot, Log: f.Logger("web")}); err != nil {
+		Limiter: f.Limiter, Reboot: f.reboot, Upgrade: webUpgrader{f.Upgrader}, Log: f.Logger("web")}); err != nil {
 		return nil, fmt.Errorf("firmware: web UI: %w", err)
 	}
 	if err := f.startRouter(); err != nil {
@@ -145,6 +155,7 @@ func Start(ctx context.Context, o Options) (*Firmware, error) {
 	}
 	f.Shell = shell.New(host{f})
 	f.Shell.SetLogger(f.Logger("shell"))
+	f.Shell.Add(upgradeCommand(f.Upgrader))
 	if err := f.startServices(); err != nil {
 		_ = f.Router.Close()
 		return nil, err

@@ -53,6 +53,9 @@ func FuzzForms(f *testing.F) {
 		if path == "/reboot" {
 			h.ui.reboot = func() error { return nil }
 		}
+		if path == "/system/upgrade" {
+			h.ui.upgrader = &fakeUpgrader{}
+		}
 		vals, err := url.ParseQuery(body)
 		if err != nil {
 			vals = url.Values{"raw": {body}}

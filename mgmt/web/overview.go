@@ -17,7 +17,7 @@ var navPages = []struct {
 	title markup
 }{
 	{"/", "Overview"}, {"/settings/lan", "LAN"}, {"/settings/dhcp", "DHCP"}, {"/settings/wifi", "Wi-Fi"},
-	{"/settings/forwards", "Port forwards"}, {"/settings/ssh", "SSH keys"}, {"/reboot", "Reboot"},
+	{"/settings/forwards", "Port forwards"}, {"/settings/ssh", "SSH keys"}, {"/system/upgrade", "Upgrade"}, {"/reboot", "Reboot"},
 }
 
 // start writes the document's head and header; s is the session (nil:

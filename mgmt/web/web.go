@@ -150,6 +150,9 @@ type Config struct {
 	Auth    Auth        // required
 	Limiter Limiter     // nil: logins are not rate limited
 	Reboot  func() error
+	// Upgrade writes uploaded firmware; nil: the upgrade page says the
+	// board has none.
+	Upgrade Upgrader
 	Log     *slog.Logger     // nil: discarded
 	Now     func() time.Time // nil: time.Now
 	// SessionIdle is how long a session lasts without a request; 0 means
@@ -169,6 +172,7 @@ type UI struct {
 	auth     Auth
 	limiter  Limiter
 	reboot   func() error
+	upgrader Upgrader
 	log      *slog.Logger
 	sessions *sessions
 }
@@ -187,7 +191,7 @@ func New(c Config) (*UI, error) {
 	if c.SessionIdle <= 0 {
 		c.SessionIdle = DefaultSessionIdle
 	}
-	return &UI{src: c.Source, store: c.Config, auth: c.Auth, limiter: c.Limiter, reboot: c.Reboot, log: c.Log,
+	return &UI{src: c.Source, store: c.Config, auth: c.Auth, limiter: c.Limiter, reboot: c.Reboot, upgrader: c.Upgrade, log: c.Log,
 		sessions: newSessions(c.Now, c.SessionIdle)}, nil
 }
 
@@ -200,8 +204,11 @@ type route struct {
 	// /status.json every 2 s, which must not keep a session alive
 	// past its idle time.
 	anonymous bool
-	get       func(u *UI, w http.ResponseWriter, r *http.Request, s *session)
-	post      func(u *UI, w http.ResponseWriter, r *http.Request, s *session)
+	// upload pages read their own (multipart, streamed) body and check
+	// the CSRF token in it themselves.
+	upload bool
+	get    func(u *UI, w http.ResponseWriter, r *http.Request, s *session)
+	post   func(u *UI, w http.ResponseWriter, r *http.Request, s *session)
 }
 
 var routes map[string]route
@@ -223,6 +230,7 @@ func init() {
 		"/settings/ssh/add":         {auth: true, post: (*UI).sshAdd},
 		"/settings/ssh/delete":      {auth: true, post: (*UI).sshDelete},
 		"/reboot":                   {auth: true, get: (*UI).rebootPage, post: (*UI).rebootNow},
+		"/system/upgrade":           {auth: true, upload: true, get: (*UI).upgradePage, post: (*UI).upgradeUpload},
 	}
 }
 
@@ -272,6 +280,10 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if rt.auth && s == nil {
 		u.needLogin(w, r)
+		return
+	}
+	if post && rt.upload {
+		handle(u, w, r, s)
 		return
 	}
 	if post {
