@@ -3,6 +3,7 @@ package sysupgrade
 import (
 	"crypto/ed25519"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -90,4 +91,21 @@ func ParsePublicKey(text []byte) (ed25519.PublicKey, error) {
 		return nil, fmt.Errorf("%w: %T, want an Ed25519 key", ErrKey, k)
 	}
 	return pub, nil
+}
+
+// BuiltinKey encodes pub for a firmware's link-time key variable (gowrt
+// build -sign passes it with -ldflags -X): standard base64, no newlines,
+// which -X can carry.
+func BuiltinKey(pub ed25519.PublicKey) string { return base64.StdEncoding.EncodeToString(pub) }
+
+// ParseBuiltinKey decodes BuiltinKey's encoding; "" is no key (nil, nil).
+func ParseBuiltinKey(s string) (ed25519.PublicKey, error) {
+	if s == "" {
+		return nil, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(b) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("%w: built-in upgrade key %q is not a base64 ed25519 public key", ErrKey, s)
+	}
+	return ed25519.PublicKey(b), nil
 }

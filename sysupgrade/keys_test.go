@@ -120,3 +120,24 @@ func TestParseKeyRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinKey: the link-time encoding round-trips; bad values are
+// refused with sysupgrade.ErrKey; empty is no key.
+func TestBuiltinKey(t *testing.T) {
+	pub, _, err := sysupgrade.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := sysupgrade.ParseBuiltinKey(sysupgrade.BuiltinKey(pub))
+	if err != nil || !got.Equal(pub) {
+		t.Fatalf("round trip: %v", err)
+	}
+	if k, err := sysupgrade.ParseBuiltinKey(""); k != nil || err != nil {
+		t.Fatalf("empty: %v %v", k, err)
+	}
+	for _, bad := range []string{"not base64!", "AAAA", sysupgrade.BuiltinKey(pub) + "AAAA"} {
+		if _, err := sysupgrade.ParseBuiltinKey(bad); !errors.Is(err, sysupgrade.ErrKey) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}

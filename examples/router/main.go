@@ -24,6 +24,7 @@ import (
 	"github.com/gowrt/gowrt/board"
 	"github.com/gowrt/gowrt/firmware"
 	"github.com/gowrt/gowrt/kernel"
+	"github.com/gowrt/gowrt/sysupgrade"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,6 +32,11 @@ import (
 // version is the firmware's version, set at build time with
 // -ldflags "-X main.version=...".
 var version = "dev"
+
+// upgradeKey is the base64 ed25519 public key that sysupgrade images must
+// be signed with, set at build time by gowrt build -sign KEY (-ldflags
+// "-X main.upgradeKey=..."); without it the firmware refuses upgrades.
+var upgradeKey string
 
 func main() {
 	runFor := flag.Duration("run-for", 0, "stop after this long (0: run until interrupted)")
@@ -46,7 +52,12 @@ func run(runFor time.Duration) error {
 	if err != nil {
 		return err
 	}
-	f, err := firmware.Start(context.Background(), firmware.Options{Board: b, Version: version, ConsoleIn: consoleIn()})
+	key, err := sysupgrade.ParseBuiltinKey(upgradeKey)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "router:", err, "(upgrades refused)")
+	}
+	f, err := firmware.Start(context.Background(), firmware.Options{Board: b, Version: version, ConsoleIn: consoleIn(),
+		UpgradeKey: key})
 	if err != nil {
 		return err
 	}
