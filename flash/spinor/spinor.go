@@ -451,14 +451,11 @@ func allOnes(p []byte) bool {
 
 // verify compares the window with p, a word at a time where aligned.
 func (f *Flash) verify(a uint32, p []byte) error {
-	var w [4]byte
 	for i := 0; i < len(p); {
 		if (a+uint32(i))&3 == 0 && len(p)-i >= 4 {
-			f.order.PutUint32(w[:], f.mem.Read32(a+uint32(i)))
-			for j := 0; j < 4; j++ {
-				if w[j] != p[i+j] {
-					return fmt.Errorf("spinor: program at %#x: %w: byte at %#x is %#02x, want %#02x", a, ErrVerify, a+uint32(i+j), w[j], p[i+j])
-				}
+			got := f.mem.Read32(a + uint32(i))
+			if want := f.order.Uint32(p[i:]); got != want {
+				return fmt.Errorf("spinor: program at %#x: %w: word at %#x is %#08x, want %#08x", a, ErrVerify, a+uint32(i), got, want)
 			}
 			i += 4
 			continue
