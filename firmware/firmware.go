@@ -57,6 +57,11 @@ type Options struct {
 	// Reboot restarts the device (default: the kernel's reboot on bare
 	// metal; elsewhere an error).
 	Reboot func() error
+	// WatchdogTimeout is the board watchdog's timeout (default 30 s), on
+	// boards that implement board.Watchdog: the "watchdog" service pets
+	// it six times per timeout while the supervisor and the critical
+	// services are healthy.
+	WatchdogTimeout time.Duration
 }
 
 // Storage item names, beside the router's own (router.StoreLeases,
