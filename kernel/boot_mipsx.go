@@ -315,6 +315,11 @@ func (k *kstate) parseBootArgs(argc, argv, envp uintptr) {
 			}
 		}
 	}
+	// The board's seed material, mixed into the key so far (the loader's
+	// seed): the key becomes what platformSeed leaves in the buffer.
+	keyToSeed(&k.rngKey, &k.seed)
+	platformSeed(&k.seed)
+	seedToKey(&k.seed, &k.rngKey)
 	k.rngKey[7] ^= readCount()
 	// Kernel switches in the command line.
 	k.forEachToken(func(a, n uintptr) bool {

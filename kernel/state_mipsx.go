@@ -183,7 +183,8 @@ type kstate struct {
 	profNs     int64 // ITIMER_PROF interval (ns), 0 = one-shot or off
 	profNext   int64 // next ITIMER_PROF expiry (ns), 0 = off
 
-	loaderConfig uint32 // CP0 Config as the boot loader left it
+	loaderConfig uint32   // CP0 Config as the boot loader left it
+	seed         [32]byte // boot: the seed handed to platformSeed
 }
 
 type kstats struct {

@@ -122,6 +122,15 @@ func main() {
 			} else {
 				fmt.Println("PASS wrap")
 			}
+		case a == "randdump":
+			// The first getrandom bytes: a function of the kernel's key.
+			var b [16]byte
+			if _, err := rand.Read(b[:]); err != nil {
+				fmt.Println("FAIL randdump:", err)
+				failed++
+			} else {
+				fmt.Printf("randdump: %x\n", b)
+			}
 		case a == "sigill":
 			// The runtime treats SIGILL as fatal (sigtab: _SigThrow), as
 			// on Linux; the boot test checks its message and trace.
