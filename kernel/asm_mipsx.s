@@ -86,8 +86,9 @@ TEXT ·Entry(SB),NOSPLIT|NOFRAME,$0
 // setCacheK0 sets CP0 Config.K0, the cache coherency attribute of kseg0,
 // to 3 (cacheable, noncoherent, write-back: MIPS32 Vol. III, Config and
 // Table "Cache Coherency Attributes") and returns the loader's Config in
-// R2. Boot loaders differ (FreeBSD once ran these SoCs with kseg0
-// effectively uncached because it trusted what it found), so the kernel
+// R2. Boot loaders differ, and a kernel that trusts what it finds runs
+// as the loader left it (QEMU resets K0 to 2, uncached, and its malta
+// loader leaves it so: the selftest's cache check sees it), so the kernel
 // sets it itself. Entry calls it through its kseg1 alias: the CPU then
 // fetches uncached while kseg0's attribute changes, so no fetch from kseg0
 // is in flight across the change (the architecture leaves that case to
