@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/gowrt/gowrt/flash"
 	gnet "github.com/gowrt/gowrt/net"
@@ -85,6 +86,23 @@ type FirmwareFlash struct {
 	Flash                    flash.Device
 	FirmwareOff, FirmwareLen int64
 	ConfigOff, ConfigLen     int64
+}
+
+// Watchdog is implemented by boards with a hardware watchdog that resets
+// the board unless it is petted in time (board/ar71xx: the SoC's reset
+// block watchdog, soc/ar71xx.WatchdogTimer). Firmware asks for it with a
+// type assertion; package firmware's "watchdog" service arms it and pets
+// it while the supervisor and the firmware's critical services are
+// healthy.
+type Watchdog interface {
+	// Arm starts the watchdog with the reset action: unless petted within
+	// timeout, the board resets. A timeout longer than the hardware can
+	// count is clamped; Arm returns the timeout armed.
+	Arm(timeout time.Duration) (time.Duration, error)
+	// Pet restarts the armed timeout.
+	Pet()
+	// Disarm stops the watchdog.
+	Disarm()
 }
 
 var (

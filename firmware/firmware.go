@@ -63,6 +63,11 @@ type Options struct {
 	// signing key's public half into the firmware). Without it, or on a
 	// board that is not board.Upgradable, upgrades are refused.
 	UpgradeKey ed25519.PublicKey
+	// WatchdogTimeout is the board watchdog's timeout (default 30 s), on
+	// boards that implement board.Watchdog: the "watchdog" service pets
+	// it six times per timeout while the supervisor and the critical
+	// services are healthy.
+	WatchdogTimeout time.Duration
 }
 
 // Storage item names, beside the router's own (router.StoreLeases,

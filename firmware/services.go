@@ -109,6 +109,11 @@ func (f *Firmware) startServices() error {
 			return err
 		}
 	}
+	if svc, ok := f.watchdogService(); ok {
+		if err := f.Sup.Add(svc); err != nil {
+			return err
+		}
+	}
 	for _, s := range f.opts.Services {
 		if err := f.Sup.Add(s); err != nil {
 			return fmt.Errorf("firmware: service %s: %w", s.Name, err)

@@ -12,11 +12,26 @@
 #define W64HI 4
 #endif
 
-// Instructions the Go assembler does not spell. ERET is followed by a NOP:
-// a 24K erratum (Plan 9's 24K port notes it) wants one after it; it never
-// executes otherwise (ERET has no delay slot).
-#define ERET	WORD $0x42000018; NOP
+// Instructions the Go assembler does not spell.
 #define EHB	WORD $0x000000c0
+// ERET is always EHB; ERET; NOP. The MIPS 24K has an erratum around ERET
+// that wants a NOP after it (noted, with an EHB before it "from
+// experience", by the ERET macro of Plan 9's MIPS 24K port, rb);
+// the NOP never executes otherwise (ERET has no delay slot). The EHB
+// clears the execution hazards of the CP0 writes (EPC, Status, EntryLo,
+// TLBWR) that every return path makes just before, which MIPS32 Release 2
+// requires before ERET uses them. ERET also clears LLbit (MIPS32 Vol. II,
+// ERET; Linux only clears it by hand on MIPSr6, where it returns with
+// ERETNC, asm/switch_to.h), so an LL/SC pair spanning a trap or a context
+// switch always fails its SC: nothing more is needed for that on 24K/74K.
+// kernel/boottest's TestEretSequence checks every ERET in a linked image.
+#define ERET	EHB; WORD $0x42000018; SLLNOP
+// JR.HB ra: return, clearing instruction hazards (MIPS32 Release 2), with
+// its delay slot.
+#define JRHB_RA	WORD $0x03e00408; SLLNOP
+// SLLNOP is a real NOP (sll zero, zero, 0): the assembler's NOP is a
+// pseudo-instruction that emits nothing after a WORD.
+#define SLLNOP	WORD $0x00000000
 #define WAIT	WORD $0x42000020
 // cache op,0(R8): Hit_Writeback_Inv_D (0x15) and Hit_Invalidate_I (0x10).
 #define CACHE_WBINV_D_R8	WORD $0xbd150000
@@ -43,6 +58,10 @@ TEXT ·Entry(SB),NOSPLIT|NOFRAME,$0
 	MOVW	$0x00400000, R1	// Status: BEV only; IE, EXL, ERL clear
 	MOVW	R1, M12
 	EHB
+	// Caches: kseg0 write-back, whatever the loader left (setCacheK0).
+	MOVW	$·setCacheK0(SB), R1
+	OR	$0x20000000, R1	// its kseg1 (uncached) alias
+	JAL	(R1)
 	MOVW	$KSTACKTOP, R29
 	ADDU	$-32, R29
 	MOVW	$KSTATE, g
@@ -50,9 +69,10 @@ TEXT ·Entry(SB),NOSPLIT|NOFRAME,$0
 	MOVW	R5, 8(R29)
 	MOVW	R6, 12(R29)
 	MOVW	R7, 16(R29)
+	MOVW	R2, 20(R29)	// the loader's Config
 	JAL	·boot(SB)
-	MOVW	20(R29), R8	// initial stack
-	MOVW	24(R29), R9	// Status to run the program with
+	MOVW	24(R29), R8	// initial stack
+	MOVW	28(R29), R9	// Status to run the program with
 	MOVW	R8, R29
 	MOVW	R0, g
 	MOVW	R9, M12
@@ -62,6 +82,30 @@ TEXT ·Entry(SB),NOSPLIT|NOFRAME,$0
 #else
 	JMP	_rt0_mipsle_linux(SB)
 #endif
+
+// setCacheK0 sets CP0 Config.K0, the cache coherency attribute of kseg0,
+// to 3 (cacheable, noncoherent, write-back: MIPS32 Vol. III, Config and
+// Table "Cache Coherency Attributes") and returns the loader's Config in
+// R2. Boot loaders differ, and a kernel that trusts what it finds runs
+// as the loader left it (QEMU resets K0 to 2, uncached, and its malta
+// loader leaves it so: the selftest's cache check sees it), so the kernel
+// sets it itself. Entry calls it through its kseg1 alias: the CPU then
+// fetches uncached while kseg0's attribute changes, so no fetch from kseg0
+// is in flight across the change (the architecture leaves that case to
+// the implementation), and JR.HB back to kseg0 clears the instruction
+// hazard of the CP0 write (MIPS32 Release 2: EHB for the execution hazard,
+// JR.HB for instruction fetch). Uncached -> write-back needs no cache
+// maintenance: nothing was cached through kseg0; write-back from
+// write-through or write-back leaves memory and caches consistent. Only
+// R1-R3 are used (R4-R7 hold the loader's arguments).
+TEXT ·setCacheK0(SB),NOSPLIT|NOFRAME,$0
+	MOVW	M16, R2	// Config (select 0)
+	MOVW	$-8, R3
+	AND	R2, R3
+	OR	$3, R3	// K0 = 3
+	MOVW	R3, M16
+	EHB
+	JRHB_RA
 
 // tlbRefill is reached from the refill vector. It uses only k0/k1: two loads
 // through the page directory (every slot points at a page-table page, the
@@ -89,7 +133,6 @@ TEXT ·tlbRefill(SB),NOSPLIT|NOFRAME,$0
 	MOVW	R27, M3	// EntryLo1
 	EHB
 	TLBWR
-	EHB
 	ERET
 
 // trapEntry is reached from the general exception vector. It saves the
@@ -257,7 +300,6 @@ stored:
 	MOVW	0x48c(R26), R11
 	MOVW	0x490(R26), R12
 	MOVW	0x494(R26), R13
-	EHB
 	ERET
 fastout:
 	MOVW	0x498(R26), R8
@@ -361,7 +403,6 @@ slow:
 	MOVW	124(R26), R31
 	MOVW	$KBASE, R27
 	MOVW	R0, INTRAP(R27)
-	EHB
 	ERET
 
 nested:
@@ -516,6 +557,28 @@ TEXT ·waitForever(SB),NOSPLIT|NOFRAME,$0
 loop:
 	WAIT
 	JMP	loop
+
+// func readConfig() uint32: CP0 Config, select 0.
+TEXT ·readConfig(SB),NOSPLIT|NOFRAME,$0-4
+	MOVW	M16, R1
+	MOVW	R1, ret+0(FP)
+	RET
+
+// func dcacheWbInv(addr, n uintptr): write back and invalidate the D-cache
+// over [addr, addr+n) (16-byte steps, at most the smallest line).
+TEXT ·dcacheWbInv(SB),NOSPLIT|NOFRAME,$0-8
+	MOVW	addr+0(FP), R8
+	MOVW	n+4(FP), R9
+	ADDU	R8, R9
+	MOVW	$-16, R1
+	AND	R1, R8
+wbloop:
+	CACHE_WBINV_D_R8
+	ADDU	$16, R8
+	SGTU	R9, R8, R1
+	BNE	R1, wbloop
+	SYNC
+	RET
 
 // func readConfig1() uint32 (mfc0 at, $16, 1)
 TEXT ·readConfig1(SB),NOSPLIT|NOFRAME,$0-4

@@ -52,13 +52,16 @@ func bootFail(msg string) {
 
 // boot runs once, from Entry, on the kernel stack with interrupts off. It
 // returns the Linux initial stack pointer and the Status to run with.
+// loaderConfig is CP0 Config as the loader left it (Entry has set kseg0
+// write-back since, see setCacheK0).
 //
 //go:nosplit
-func boot(argc, argv, envp, memsize uint32) (sp, status uint32) {
+func boot(argc, argv, envp, memsize, loaderConfig uint32) (sp, status uint32) {
 	k := ks()
 	for a := uintptr(kstateAddr); a < kstackBase; a += 4 {
 		*mem32(a) = 0
 	}
+	k.loaderConfig = loaderConfig
 	k.bootCount = readCount()
 	k.lastCount = k.bootCount
 	k.baseTicks = uint64(k.bootCount)
@@ -312,6 +315,11 @@ func (k *kstate) parseBootArgs(argc, argv, envp uintptr) {
 			}
 		}
 	}
+	// The board's seed material, mixed into the key so far (the loader's
+	// seed): the key becomes what platformSeed leaves in the buffer.
+	keyToSeed(&k.rngKey, &k.seed)
+	platformSeed(&k.seed)
+	seedToKey(&k.seed, &k.rngKey)
 	k.rngKey[7] ^= readCount()
 	// Kernel switches in the command line.
 	k.forEachToken(func(a, n uintptr) bool {

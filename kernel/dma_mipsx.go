@@ -101,6 +101,11 @@ func (k *kstate) dmaAlloc(fr *frame, npages, alignPages uint32) {
 	for p := start; p < start+npages; p++ {
 		zeroPage(kseg0 + uintptr(p)<<pageShift)
 	}
+	// kseg0 is write-back: the zeroes sit in dirty lines. Push them out
+	// and drop the lines, so no line of these frames can later be evicted
+	// over what a device wrote, whichever alias (kseg0 buffers synced by
+	// busdma, kseg1 descriptor rings) the program uses.
+	dcacheWbInv(kseg0+uintptr(start)<<pageShift, uintptr(npages)<<pageShift)
 	ok(fr, start<<pageShift)
 }
 

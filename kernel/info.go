@@ -25,7 +25,19 @@ type Info struct {
 	// (sleeping in WAIT, or about to); Uptime-Idle is busy time, under
 	// QEMU -icount shift=0 busy instructions.
 	Idle uint64
+	// Config is CP0 Config (select 0) now, LoaderConfig as the boot
+	// loader left it; bits 2:0 (K0) are kseg0's cache coherency
+	// attribute, which the kernel sets to CacheWriteBack at entry.
+	Config       uint32
+	LoaderConfig uint32
 }
+
+// CacheWriteBack is the Config.K0 value for cacheable, noncoherent,
+// write-back kseg0 (MIPS32 Vol. III, cache coherency attributes).
+const CacheWriteBack = 3
+
+// K0 returns kseg0's cache coherency attribute (Config bits 2:0).
+func (i *Info) K0() uint32 { return i.Config & 7 }
 
 // BoardName returns the board name as a string.
 func (i *Info) BoardName() string {

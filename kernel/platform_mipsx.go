@@ -79,6 +79,15 @@ func platformCountHz() uint32
 // then starts at the epoch). Boot.
 func platformWallClock() int64
 
+// platformSeed mixes the board's seed material for the kernel's random
+// numbers into buf, which holds the loader's seed (QEMU's rngseed) if it
+// passed one: what the board can read at boot that differs between boards
+// and between boots (timing jitter, chip revision, flash contents). A
+// board whose loader passes a good seed may leave buf alone. Boot.
+//
+//go:noescape
+func platformSeed(buf *[32]byte)
+
 // platformPutc transmits one byte on the console, polling (bounded) for
 // room. It must work before platformInit. Trap.
 func platformPutc(c byte)

@@ -3,9 +3,29 @@
 package kernel
 
 // Kernel random numbers for getrandom and AT_RANDOM: the ChaCha20 block
-// function (RFC 8439) in counter mode, keyed at boot from the board's seed
-// (QEMU's rngseed, 256 bits) mixed with the CP0 counter. On hardware without
-// a seed source the key is weak; the board must supply entropy.
+// function (RFC 8439) in counter mode, keyed at boot from the loader's seed
+// (QEMU's rngseed, 256 bits), the board's seed material (platformSeed) and
+// the CP0 counter. On hardware without a seed source the key is only as
+// good as what platformSeed gathers (on AR71xx: boot timing jitter, chip
+// revision and boot flash, which is weak; see soc/ar71xx's Seed).
+
+// keyToSeed and seedToKey convert between the ChaCha20 key words and the
+// byte buffer platformSeed works on (little-endian words, as RFC 8439
+// reads a key); a buffer the platform leaves alone gives the key back.
+//
+//go:nosplit
+func keyToSeed(key *[8]uint32, seed *[32]byte) {
+	for i := 0; i < 32; i++ {
+		seed[i&31] = byte(key[(i/4)&7] >> (8 * uint(i%4)))
+	}
+}
+
+//go:nosplit
+func seedToKey(seed *[32]byte, key *[8]uint32) {
+	for i := 0; i < 8; i++ {
+		key[i&7] = uint32(seed[(4*i)&31]) | uint32(seed[(4*i+1)&31])<<8 | uint32(seed[(4*i+2)&31])<<16 | uint32(seed[(4*i+3)&31])<<24
+	}
+}
 
 //go:nosplit
 func rotl(x uint32, n uint) uint32 { return x<<n | x>>(32-n) }

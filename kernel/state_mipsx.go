@@ -182,6 +182,9 @@ type kstate struct {
 	cmdlineLen uint32
 	profNs     int64 // ITIMER_PROF interval (ns), 0 = one-shot or off
 	profNext   int64 // next ITIMER_PROF expiry (ns), 0 = off
+
+	loaderConfig uint32   // CP0 Config as the boot loader left it
+	seed         [32]byte // boot: the seed handed to platformSeed
 }
 
 type kstats struct {

@@ -23,4 +23,10 @@ func tlbInvalidate(va uintptr)
 func syncICache(addr, n uintptr)
 func waitForever()
 func readConfig1() uint32
+func readConfig() uint32
+func dcacheWbInv(addr, n uintptr)
+
+// setCacheK0 is called by Entry only, through its kseg1 alias (it returns
+// the loader's Config in R2, outside the Go calling convention).
+func setCacheK0()
 func bssEnd() uintptr

@@ -654,6 +654,8 @@ func (k *kstate) info(fr *frame, buf uintptr, size uint32) {
 	// so that the product cannot overflow.
 	in.Idle = (k.idleTicks>>24)*uint64(k.mult24) + (k.idleTicks&(1<<24-1))*uint64(k.mult24)>>24
 	in.ColourMisses = k.mem.colourMisses
+	in.Config = readConfig()
+	in.LoaderConfig = k.loaderConfig
 	if !k.copyOut(buf, uintptrOfInfo(&in), uintptr(size)) {
 		fail(fr, eFAULT)
 		return

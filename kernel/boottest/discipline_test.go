@@ -181,6 +181,7 @@ var trapHooks = []string{
 // divide (a runtime call that can panic) and loop.
 var bootHooks = []string{
 	"platformName", "platformRAM", "platformInit", "platformIntrLines", "platformCountHz", "platformWallClock",
+	"platformSeed",
 }
 
 // TestTrapDiscipline walks the shipped kernel and the kernel built with the

@@ -23,4 +23,17 @@
 // (0x1806_0000), GMAC/MII control (0x1807_0000), GPIO (0x1804_0000) and
 // UART (0x1802_0000). The same code drives the real registers on bare
 // metal and the ar71xxsim model in tests.
+//
+// The chips have no random number generator and U-Boot passes the kernel
+// no seed, so the kernel's random numbers on this family are keyed from
+// what Seed gathers at boot: timing jitter of uncached reads, REV_ID, the
+// PLL settings and the first 64 KiB of the boot flash. That seed is weak
+// (the jitter of an in-order core clocked from one crystal is small, and
+// the flash differs between boards and loader versions, not between units
+// of one model): firmware that makes long-lived keys at first boot should
+// wait for entropy it gathers later or keep a seed across boots.
+//
+// The watchdog (Watchdog, WatchdogTimer) counts at WatchdogHz: the AHB
+// clock up to AR933x, so its 32-bit timer holds only 10-21 s there, and
+// the reference clock on AR934x and QCA955x.
 package ar71xx

@@ -3,7 +3,9 @@ package ar71xx
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
+	"time"
 
 	"github.com/gowrt/gowrt/barrier"
 )
@@ -150,8 +152,9 @@ func (g *GPIO) Get(pin int) (bool, error) {
 	return g.r.Read32(GPIOIn)&(1<<uint(pin)) != 0, nil
 }
 
-// Watchdog is the reset block's watchdog: the timer counts down at the
-// AHB clock and the action fires at zero (FreeBSD ar71xx_wdog.c).
+// Watchdog is the reset block's watchdog: the timer counts down at
+// WatchdogHz (the AHB or the reference clock) and the action fires at zero
+// (FreeBSD ar71xx_wdog.c, Linux ath79_wdt.c).
 type Watchdog struct{ r barrier.Space }
 
 // NewWatchdog returns the watchdog over the reset block.
@@ -182,6 +185,77 @@ func (w *Watchdog) Disarm() {
 	w.r.Write32(RstWdogCtrl, WdogActionNone)
 	w.r.Barrier()
 }
+
+// WatchdogTimer is the watchdog in time units, for board packages: it
+// implements board.Watchdog (package board defines the interface; this
+// package does not import it). hz is the timer's rate, WatchdogHz.
+type WatchdogTimer struct {
+	w     *Watchdog
+	hz    uint32
+	mu    sync.Mutex
+	ticks uint32 // reload value of the armed timeout, 0 when disarmed
+}
+
+// NewWatchdogTimer returns the watchdog over the reset block counting at
+// hz (WatchdogHz of the running chip).
+func NewWatchdogTimer(reset barrier.Space, hz uint32) *WatchdogTimer {
+	return &WatchdogTimer{w: NewWatchdog(reset), hz: hz}
+}
+
+// MaxTimeout is the longest timeout the 32-bit timer holds at hz: about
+// 21 s at a 200 MHz AHB clock, 107 s at a 40 MHz reference.
+func (t *WatchdogTimer) MaxTimeout() time.Duration {
+	if t.hz == 0 {
+		return 0
+	}
+	return time.Duration(uint64(math.MaxUint32) * uint64(time.Second) / uint64(t.hz))
+}
+
+// Arm loads the timer with timeout, clamped to MaxTimeout, and sets the
+// action to a full chip reset; it returns the timeout armed.
+func (t *WatchdogTimer) Arm(timeout time.Duration) (time.Duration, error) {
+	if t.hz == 0 {
+		return 0, errors.New("ar71xx: watchdog: the timer's clock rate is unknown")
+	}
+	if timeout <= 0 {
+		return 0, fmt.Errorf("ar71xx: watchdog: timeout %v", timeout)
+	}
+	if m := t.MaxTimeout(); timeout > m {
+		timeout = m
+	}
+	ticks := uint64(timeout) * uint64(t.hz) / uint64(time.Second)
+	if ticks == 0 {
+		ticks = 1
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.ticks = uint32(ticks)
+	if err := t.w.Arm(t.ticks, WdogActionReset); err != nil {
+		return 0, err
+	}
+	return time.Duration(ticks * uint64(time.Second) / uint64(t.hz)), nil
+}
+
+// Pet reloads the armed timeout; it does nothing when disarmed.
+func (t *WatchdogTimer) Pet() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ticks != 0 {
+		t.w.Pet(t.ticks)
+	}
+}
+
+// Disarm stops the watchdog acting.
+func (t *WatchdogTimer) Disarm() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.ticks = 0
+	t.w.Disarm()
+}
+
+// LastResetByWatchdog reports whether the previous reset was the
+// watchdog's.
+func (t *WatchdogTimer) LastResetByWatchdog() bool { return t.w.LastResetByWatchdog() }
 
 // LastResetByWatchdog reports whether the previous reset was the watchdog's.
 func (w *Watchdog) LastResetByWatchdog() bool {

@@ -348,29 +348,69 @@ func CPUHz[P Phys](p P) uint32 {
 		}
 		return uint32(RefHz724x * uint64(cfg&PLLFBMask724x) / div)
 	case AR933x:
-		ref := uint32(RefHz25)
-		if p.Read32(PhysReset+RstBootstrap933x)&Bootstrap933xRef40 != 0 {
-			ref = RefHz40
-		}
+		ref, pll := pll933x(p)
 		ctl := p.Read32(PhysPLL + PLLClockCtrl933x)
 		if ctl&PLLClockBypass933x != 0 {
 			return ref
 		}
-		cfg := p.Read32(PhysPLL + PLLCPUConfig)
-		refDiv := cfg >> PLLRefDivShift933x & PLLRefDivMask933x
-		out := cfg >> PLLOutDivShift933x & PLLOutDivMask933x
-		if out == 0 {
-			out = 1
-		}
-		if refDiv == 0 {
-			return 0
-		}
-		pll := uint64(ref) / uint64(refDiv) * uint64(cfg>>PLLNIntShift933x&PLLNIntMask933x) >> out
 		return uint32(pll / uint64(ctl>>PLLCPUDivShift933x&PLLCPUDivMask933x+1))
 	case AR934x, QCA955x:
 		return cpuHz934x(p)
 	}
 	return 0
+}
+
+// WatchdogHz returns the rate the reset block's watchdog timer counts down
+// at: the AHB clock on AR71xx, AR913x, AR724x and AR933x, the reference
+// clock on AR934x and QCA955x (Linux arch/mips/ath79/clock.c, the "wdt"
+// clock alias per SoC, which drivers/watchdog/ath79_wdt.c loads its timer
+// from; FreeBSD ar71xx_wdog.c counts in the same clock). 0 for a chip of
+// another family or a configuration that divides by zero.
+//
+//go:nosplit
+func WatchdogHz[P Phys](p P) uint32 {
+	switch family(p) {
+	case AR71xx:
+		cfg := p.Read32(PhysPLL + PLLCPUConfig)
+		return CPUHz(p) / ((cfg>>PLLAHBDivShift71xx&PLLAHBDivMask71xx + 1) * 2)
+	case AR724x, AR913x:
+		cfg := p.Read32(PhysPLL + PLLCPUConfig)
+		return CPUHz(p) / ((cfg>>PLLAHBDivShift724x&PLLAHBDivMask724x + 1) * 2)
+	case AR933x:
+		ref, pll := pll933x(p)
+		ctl := p.Read32(PhysPLL + PLLClockCtrl933x)
+		if ctl&PLLClockBypass933x != 0 {
+			return ref
+		}
+		return uint32(pll / uint64(ctl>>PLLAHBDivShift933x&PLLAHBDivMask933x+1))
+	case AR934x, QCA955x:
+		if p.Read32(PhysReset+RstBootstrap934x)&Bootstrap934xRef40 != 0 {
+			return RefHz40
+		}
+		return RefHz25
+	}
+	return 0
+}
+
+// pll933x returns the AR933x reference clock and CPU PLL output (0 for a
+// zero divider).
+//
+//go:nosplit
+func pll933x[P Phys](p P) (ref uint32, pll uint64) {
+	ref = RefHz25
+	if p.Read32(PhysReset+RstBootstrap933x)&Bootstrap933xRef40 != 0 {
+		ref = RefHz40
+	}
+	cfg := p.Read32(PhysPLL + PLLCPUConfig)
+	refDiv := cfg >> PLLRefDivShift933x & PLLRefDivMask933x
+	out := cfg >> PLLOutDivShift933x & PLLOutDivMask933x
+	if out == 0 {
+		out = 1
+	}
+	if refDiv == 0 {
+		return ref, 0
+	}
+	return ref, uint64(ref) / uint64(refDiv) * uint64(cfg>>PLLNIntShift933x&PLLNIntMask933x) >> out
 }
 
 // cpuHz934x is CPUHz for AR934x and QCA955x (Linux ar934x_clocks_init,

@@ -3,6 +3,7 @@ package ar71xx_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/gowrt/gowrt/hwsim"
 	"github.com/gowrt/gowrt/soc/ar71xx"
@@ -309,5 +310,75 @@ func TestRAMSize(t *testing.T) {
 		if got := ar71xx.RAMSize(aliasRAM{mib << 20}, 0x100000); got != mib<<20 {
 			t.Errorf("%d MiB of RAM: RAMSize = %d MiB", mib, got>>20)
 		}
+	}
+}
+
+// TestWatchdogHz: the watchdog's rate from the PLL registers matches the
+// model's clock (AHB on AR71xx to AR933x, the reference after).
+func TestWatchdogHz(t *testing.T) {
+	for _, tc := range []struct {
+		rev   uint32
+		clock ar71xxsim.Clock
+	}{
+		{revAR7161, ar71xxsim.Clock{}},
+		{revAR7161, ar71xxsim.Clock{CPUHz: 400_000_000}},
+		{revAR9132, ar71xxsim.Clock{}},
+		{revAR7241, ar71xxsim.Clock{CPUHz: 360_000_000}},
+		{revAR9331, ar71xxsim.Clock{RefHz: 25_000_000}},
+		{revAR9331, ar71xxsim.Clock{RefHz: 40_000_000, Source: ar71xxsim.Bypass}},
+		{revAR9344, ar71xxsim.Clock{}},
+		{revAR9344, ar71xxsim.Clock{RefHz: 25_000_000, Source: ar71xxsim.FromSRIF}},
+		{revQCA9558, ar71xxsim.Clock{RefHz: 25_000_000}},
+	} {
+		_, s := newSoC(t, 1, ar71xxsim.Config{Rev: tc.rev, Clock: tc.clock})
+		got, want := ar71xx.WatchdogHz(s.Phys()), s.Reset.WatchdogHz()
+		if got != want || got == 0 {
+			t.Errorf("%s %+v: watchdog at %d Hz, the model counts at %d Hz", s.Info.Name, tc.clock, got, want)
+		}
+	}
+}
+
+// TestWatchdogTimer: armed and petted, the model's watchdog never fires;
+// left alone for the armed timeout it resets the chip once and reports
+// LAST_RESET; disarmed, it never fires.
+func TestWatchdogTimer(t *testing.T) {
+	for _, rev := range []uint32{revAR7161, revAR9331, revAR9344, revQCA9558} {
+		_, s := newSoC(t, 3, ar71xxsim.Config{Rev: rev})
+		w := ar71xx.NewWatchdogTimer(s.ResetRegion, ar71xx.WatchdogHz(s.Phys()))
+		armed, err := w.Arm(30 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := min(30*time.Second, w.MaxTimeout())
+		if d := armed - want; d < -time.Millisecond || d > time.Millisecond {
+			t.Fatalf("%s: armed %v for 30 s (max %v)", s.Info.Name, armed, w.MaxTimeout())
+		}
+		for i := 0; i < 10; i++ {
+			s.Reset.Elapse(armed * 3 / 4)
+			w.Pet()
+		}
+		if n := s.Reset.WatchdogResets(); n != 0 || w.LastResetByWatchdog() {
+			t.Fatalf("%s: petted watchdog fired %d times", s.Info.Name, n)
+		}
+		s.Reset.Elapse(armed - time.Millisecond)
+		if n := s.Reset.WatchdogResets(); n != 0 {
+			t.Fatalf("%s: fired before its timeout", s.Info.Name)
+		}
+		s.Reset.Elapse(2 * time.Millisecond)
+		if n := s.Reset.WatchdogResets(); n != 1 || !w.LastResetByWatchdog() {
+			t.Fatalf("%s: %d watchdog resets after the timeout (last reset by watchdog %v), want 1", s.Info.Name, n, w.LastResetByWatchdog())
+		}
+		if _, err := w.Arm(time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if !w.LastResetByWatchdog() {
+			t.Fatalf("%s: arming cleared LAST_RESET", s.Info.Name)
+		}
+		w.Disarm()
+		s.Reset.Elapse(time.Hour)
+		if n := s.Reset.WatchdogResets(); n != 1 {
+			t.Fatalf("%s: disarmed watchdog fired", s.Info.Name)
+		}
+		t.Logf("%s: watchdog at %d Hz, 30 s armed as %v", s.Info.Name, ar71xx.WatchdogHz(s.Phys()), armed)
 	}
 }

@@ -240,6 +240,20 @@ const (
 	RefHz71xx          = 40_000_000
 )
 
+// AHB dividers (Linux ar71xx_regs.h AR71XX_AHB_DIV_*, AR724X_AHB_DIV_*,
+// AR913X_AHB_DIV_*, AR933X_PLL_CLOCK_CTRL_AHB_DIV_*; arch/mips/ath79/
+// clock.c): AR71xx, AR724x and AR913x AHB = CPU / ((AHB_DIV+1) x 2) from
+// CPU_CONFIG; AR933x AHB = PLL output / (AHB_DIV+1) from CLOCK_CTRL (the
+// reference clock in bypass).
+const (
+	PLLAHBDivShift71xx = 20
+	PLLAHBDivMask71xx  = 0x7
+	PLLAHBDivShift724x = 19 // AR724x and AR913x
+	PLLAHBDivMask724x  = 0x1
+	PLLAHBDivShift933x = 15
+	PLLAHBDivMask933x  = 0x7
+)
+
 // AR724x and AR913x CPU_CONFIG (0x00): CPU = 40 MHz x FB / (REF_DIV x 2)
 // (Linux ar724x_clk_init, which current Linux uses for AR913x too; older
 // trees and FreeBSD's ar91xx_chip.c compute AR913x as FB x 5 MHz, the

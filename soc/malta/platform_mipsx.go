@@ -59,6 +59,13 @@ func platformCountHz() uint32 { return CountHz() }
 //go:nosplit
 func platformWallClock() int64 { return RTCUnix() }
 
+// platformSeed adds nothing: QEMU's loader passes a seed from the host
+// (rngseed in the environment), which the kernel has already put in buf.
+//
+//go:linkname platformSeed github.com/gowrt/gowrt/kernel.platformSeed
+//go:nosplit
+func platformSeed(buf *[32]byte) {}
+
 //go:linkname platformPutc github.com/gowrt/gowrt/kernel.platformPutc
 //go:nosplit
 func platformPutc(c byte) { UARTPutc(c) }

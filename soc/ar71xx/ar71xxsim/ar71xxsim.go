@@ -5,7 +5,11 @@
 // MISC interrupt controller, the PLL block (and the AR934x's SRIF PLLs) as
 // a boot loader leaves it for a given CPU clock, the GMAC configuration
 // registers and the console UART. Phys puts the blocks at their physical
-// addresses for the platform code in package ar71xx.
+// addresses for the platform code in package ar71xx, with the boot flash
+// window (Config.Flash) and a stand-in for the CP0 Count register whose
+// uncached-access timing jitters with the model's seed (Phys.Count). The
+// reset block's watchdog counts down as tests let model time pass
+// (Reset.Elapse) and resets the chip at zero (Reset.WatchdogResets).
 //
 // Hazards reproduced:
 //
@@ -26,6 +30,7 @@ package ar71xxsim
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/gowrt/gowrt/hwsim"
 	"github.com/gowrt/gowrt/soc/ar71xx"
@@ -47,6 +52,12 @@ type SoC struct {
 
 	// Regions as the driver sees them (SRIFRegion is nil but on AR934x).
 	DDRRegion, ResetRegion, PLLRegion, GMACRegion, UARTRegion, SRIFRegion *hwsim.Region
+
+	flash []byte // the boot flash as Phys reads it
+
+	countMu sync.Mutex
+	count   uint32 // Phys.Count
+	jitter  uint64 // its PRNG state, from the system's seed
 }
 
 // Config selects the chip and the model's hostility.
@@ -62,6 +73,10 @@ type Config struct {
 	// controller themselves), so the model only latches and reports
 	// status; it neither masks lines nor wakes intr.Sources.
 	HooksTakeInterrupts bool
+	// Flash is the boot flash's content from offset 0 (the boot loader,
+	// its environment, ART), as Phys reads it at ar71xx.PhysBootFlash;
+	// beyond it the flash reads erased.
+	Flash []byte
 }
 
 // New builds the SoC model on sys and maps its register blocks.
@@ -70,7 +85,7 @@ func New(sys *hwsim.System, cfg Config) (*SoC, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &SoC{sys: sys, Info: info, PLL: &Regs{}, GMAC: &Regs{}}
+	s := &SoC{sys: sys, Info: info, PLL: &Regs{}, GMAC: &Regs{}, flash: cfg.Flash, jitter: sys.Config().Seed}
 	s.DDR = newDDR(sys, info, cfg.NoWriteBuffer)
 	s.Reset = newReset(sys, info, cfg.Rev)
 	s.Reset.hooksTake = cfg.HooksTakeInterrupts

@@ -58,8 +58,37 @@ func defaultCPUHz(f ar71xx.Family) uint32 {
 	return 400_000_000
 }
 
-// programClock writes the PLL (and SRIF and bootstrap) registers for c.
+// programClock writes the PLL (and SRIF and bootstrap) registers for c and
+// sets the watchdog's rate: the AHB clock, which the model's boot loader
+// runs at CPU/2 on AR71xx, AR913x and AR724x (AHB_DIV 0) and at the PLL
+// output on AR933x (AHB_DIV 0, and CPU_DIV 0 makes that the CPU clock),
+// or the reference clock on AR934x and QCA955x (Linux
+// arch/mips/ath79/clock.c, the "wdt" clock).
 func (s *SoC) programClock(c Clock) error {
+	if err := s.programPLL(c); err != nil {
+		return err
+	}
+	if c.CPUHz == 0 {
+		c.CPUHz = defaultCPUHz(s.Info.Family)
+	}
+	if c.RefHz == 0 {
+		c.RefHz = 40_000_000
+	}
+	switch s.Info.Family {
+	case ar71xx.AR71xx, ar71xx.AR913x, ar71xx.AR724x:
+		s.Reset.wdtHz = c.CPUHz / 2
+	case ar71xx.AR933x:
+		s.Reset.wdtHz = c.CPUHz
+		if c.Source == Bypass {
+			s.Reset.wdtHz = c.RefHz
+		}
+	default:
+		s.Reset.wdtHz = c.RefHz
+	}
+	return nil
+}
+
+func (s *SoC) programPLL(c Clock) error {
 	f := s.Info.Family
 	if c.CPUHz == 0 {
 		c.CPUHz = defaultCPUHz(f)

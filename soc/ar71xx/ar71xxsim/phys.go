@@ -44,16 +44,59 @@ func (p Phys) region(pa uint32) (*hwsim.Region, uint32) {
 	return r, pa - base
 }
 
-// Read32 implements ar71xx.Phys.
+// Read32 implements ar71xx.Phys. The boot flash window at
+// ar71xx.PhysBootFlash reads Config.Flash (erased, all ones, past its end).
 func (p Phys) Read32(pa uint32) uint32 {
+	p.tick()
+	if pa>>22 == ar71xx.PhysBootFlash>>22 {
+		off := int(pa & (1<<22 - 1))
+		if f := p.s.flash; off+4 <= len(f) {
+			return uint32(f[off])<<24 | uint32(f[off+1])<<16 | uint32(f[off+2])<<8 | uint32(f[off+3])
+		}
+		return 0xFFFF_FFFF
+	}
 	r, off := p.region(pa)
 	return r.Read32(off)
 }
 
 // Write32 implements ar71xx.Phys.
 func (p Phys) Write32(pa, v uint32) {
+	p.tick()
 	r, off := p.region(pa)
 	r.Write32(off, v)
+}
+
+// Count implements ar71xx.SeedSource: the CP0 Count register as the code
+// under test sees it between its accesses through Phys. The model has no
+// CPU, so Count advances only with those accesses, each by an uncached
+// access's latency with seeded jitter (busLatency plus up to busJitter
+// ticks): the stand-in for what DDR refresh, the SPI controller and clock
+// domain crossings do on the chip. Two models with different seeds see
+// different timings; the same seed, the same.
+func (p Phys) Count() uint32 {
+	s := p.s
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	return s.count
+}
+
+const (
+	busLatency = 20
+	busJitter  = 16
+)
+
+func (p Phys) tick() {
+	s := p.s
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	// splitmix64 (Steele, Lea, Flood: "Fast splittable pseudorandom
+	// number generators", OOPSLA 2014).
+	s.jitter += 0x9E3779B97F4A7C15
+	z := s.jitter
+	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+	z = (z ^ z>>27) * 0x94D049BB133111EB
+	z ^= z >> 31
+	s.count += busLatency + uint32(z%busJitter)
 }
 
 // Barrier implements ar71xx.Phys.

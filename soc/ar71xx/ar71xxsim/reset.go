@@ -2,6 +2,7 @@ package ar71xxsim
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/gowrt/gowrt/hwsim"
 	"github.com/gowrt/gowrt/intr"
@@ -27,6 +28,11 @@ type Reset struct {
 	hooksTake bool
 	// chipResets counts FULL_CHIP resets requested.
 	chipResets int
+	// wdtHz is the watchdog timer's rate (the model's AHB or reference
+	// clock, set with the PLLs); wdtResets counts resets it caused.
+	wdtHz     uint32
+	wdtResets int
+	wdtFrac   uint64 // ns not yet turned into whole ticks
 
 	source  uint32 // MISC sources currently asserted by devices
 	status  uint32
@@ -154,6 +160,11 @@ func (r *Reset) WriteReg(off uint32, width int, val uint32) {
 		r.maskReg = val
 		r.take()
 		return
+	case ar71xx.RstWdogCtrl:
+		// LAST_RESET is status: writes keep it.
+		val = val&ar71xx.WdogActionMask | r.regs.Get(ar71xx.RstWdogCtrl)&ar71xx.WdogLastReset
+	case ar71xx.RstWdogTimer:
+		r.wdtFrac = 0
 	case r.resetModule():
 		if val&resetFullChip != 0 {
 			r.chipResets++
@@ -183,6 +194,51 @@ func (r *Reset) resetModule() uint32 {
 func (r *Reset) ChipResets() int {
 	var n int
 	r.sys.Do(func() { n = r.chipResets })
+	return n
+}
+
+// WatchdogHz is the rate the model's watchdog timer counts at.
+func (r *Reset) WatchdogHz() uint32 { return r.wdtHz }
+
+// Elapse runs the watchdog for d of the model's time (the model has no
+// clock of its own: tests say how much time passes). While an action is
+// set the timer counts down at WatchdogHz; at zero the action fires: a
+// reset is counted (WatchdogResets), sets LAST_RESET and, as the chip
+// comes out of reset, clears the action; a GPI raises the MISC watchdog
+// line; an NMI is only counted as fired (no CPU is modelled).
+func (r *Reset) Elapse(d time.Duration) {
+	r.sys.Do(func() {
+		action := r.regs.Get(ar71xx.RstWdogCtrl) & ar71xx.WdogActionMask
+		if action == ar71xx.WdogActionNone || d <= 0 {
+			return
+		}
+		ns := r.wdtFrac + uint64(d)*uint64(r.wdtHz)
+		ticks := ns / uint64(time.Second)
+		r.wdtFrac = ns % uint64(time.Second)
+		left := uint64(r.regs.Get(ar71xx.RstWdogTimer))
+		if ticks < left {
+			r.regs.set(ar71xx.RstWdogTimer, uint32(left-ticks))
+			return
+		}
+		r.regs.set(ar71xx.RstWdogTimer, 0)
+		r.wdtFrac = 0
+		switch action {
+		case ar71xx.WdogActionReset:
+			r.wdtResets++
+			r.regs.set(ar71xx.RstWdogCtrl, ar71xx.WdogLastReset)
+		case ar71xx.WdogActionGPI:
+			r.RaiseMisc(ar71xx.MiscWatchdog)
+			r.regs.set(ar71xx.RstWdogCtrl, ar71xx.WdogActionNone)
+		default:
+			r.regs.set(ar71xx.RstWdogCtrl, ar71xx.WdogActionNone)
+		}
+	})
+}
+
+// WatchdogResets counts the chip resets the watchdog caused.
+func (r *Reset) WatchdogResets() int {
+	var n int
+	r.sys.Do(func() { n = r.wdtResets })
 	return n
 }
 

@@ -11,7 +11,8 @@ import (
 // The kernel's platform hooks, bound to its declarations by push
 // linknames; the signatures must match kernel/platform_mipsx.go exactly.
 // Boot hooks: platformName, platformRAM, platformInit, platformIntrLines,
-// platformCountHz, platformWallClock; the rest run in trap context.
+// platformCountHz, platformWallClock, platformSeed; the rest run in trap
+// context.
 
 //go:linkname platformName github.com/gowrt/gowrt/kernel.platformName
 //go:nosplit
@@ -49,6 +50,14 @@ func platformCountHz() uint32 { return ar71xx.CountHz(kseg1{}) }
 //go:linkname platformWallClock github.com/gowrt/gowrt/kernel.platformWallClock
 //go:nosplit
 func platformWallClock() int64 { return 0 }
+
+// platformSeed: U-Boot passes no seed; ar71xx.Seed gathers boot timing
+// jitter, REV_ID, the PLL settings and the first 64 KiB of the boot flash
+// (weak: see its comment).
+//
+//go:linkname platformSeed github.com/gowrt/gowrt/kernel.platformSeed
+//go:nosplit
+func platformSeed(buf *[32]byte) { ar71xx.Seed(kseg1{}, buf) }
 
 //go:linkname platformPutc github.com/gowrt/gowrt/kernel.platformPutc
 //go:nosplit

@@ -9,7 +9,7 @@ import "github.com/gowrt/gowrt/soc/ar71xx"
 // SYNC as the barrier.
 type kseg1 struct{}
 
-var _ ar71xx.Phys = kseg1{}
+var _ ar71xx.SeedSource = kseg1{}
 
 const kseg1Base = 0xA000_0000
 
@@ -22,8 +22,14 @@ func (kseg1) Write32(pa, v uint32) { store32(kseg1Base|uintptr(pa), v) }
 //go:nosplit
 func (kseg1) Barrier() { sync() }
 
+// Count is the CP0 Count register (ar71xx.SeedSource).
+//
+//go:nosplit
+func (kseg1) Count() uint32 { return count() }
+
 // Implemented in mmio_mipsx.s: the Go compiler would merge or drop
 // repeated plain loads and stores of the same address.
 func load32(a uintptr) uint32
 func store32(a uintptr, v uint32)
 func sync()
+func count() uint32

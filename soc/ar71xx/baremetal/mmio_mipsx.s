@@ -20,3 +20,9 @@ TEXT ·store32(SB),NOSPLIT|NOFRAME,$0-8
 TEXT ·sync(SB),NOSPLIT|NOFRAME,$0-0
 	SYNC
 	RET
+
+// func count() uint32: CP0 Count (mfc0 $9).
+TEXT ·count(SB),NOSPLIT|NOFRAME,$0-4
+	MOVW	M9, R1
+	MOVW	R1, ret+0(FP)
+	RET

@@ -58,6 +58,7 @@ var checks = []check{
 	{"divzero", divZero},
 	{"threads", manyThreads},
 	{"reboot", rebootRefusals},
+	{"cache", cacheMode},
 }
 
 func main() {
@@ -120,6 +121,15 @@ func main() {
 				failed++
 			} else {
 				fmt.Println("PASS wrap")
+			}
+		case a == "randdump":
+			// The first getrandom bytes: a function of the kernel's key.
+			var b [16]byte
+			if _, err := rand.Read(b[:]); err != nil {
+				fmt.Println("FAIL randdump:", err)
+				failed++
+			} else {
+				fmt.Printf("randdump: %x\n", b)
 			}
 		case a == "sigill":
 			// The runtime treats SIGILL as fatal (sigtab: _SigThrow), as
@@ -537,6 +547,23 @@ func argsEnv() error {
 	host, err := os.Hostname()
 	if err != nil || host != "gowrt" {
 		return fmt.Errorf("hostname %q, %v", host, err)
+	}
+	return nil
+}
+
+// cacheMode: the kernel runs kseg0 write-back (Config.K0 = 3) whatever
+// the loader set; it prints both.
+func cacheMode() error {
+	in, err := kernel.ReadInfo()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("cache: K0 %d (the loader's K0 %d)\n", in.K0(), in.LoaderConfig&7)
+	if in.K0() != kernel.CacheWriteBack {
+		return fmt.Errorf("Config.K0 is %d, want %d (write-back)", in.K0(), kernel.CacheWriteBack)
+	}
+	if in.Config&^7 != in.LoaderConfig&^7 {
+		return fmt.Errorf("Config %#x: bits other than K0 changed from the loader's %#x", in.Config, in.LoaderConfig)
 	}
 	return nil
 }
