@@ -178,7 +178,7 @@ type MAC struct {
 	fifoN      int
 	wire       Wire
 	phys       map[int]*physim.PHY
-	mdioDev    MDIODevice       // answers addresses without a PHY (a switch model)
+	mdioDev    MDIODevice      // answers addresses without a PHY (a switch model)
 	linkSrc    func() phy.Link // the link when no PHY of this bus carries it
 	mdioBusy   int
 	mdioOp     int // 0 none, 1 read, 2 write

@@ -141,7 +141,9 @@ func NewTwin(b *boardfile.Board, cfg TwinConfig) (*Twin, error) {
 	return t, nil
 }
 
-func (t *Twin) logf(format string, a ...any) { t.cfg.Log("sim %s: "+format, append([]any{t.b.Name}, a...)...) }
+func (t *Twin) logf(format string, a ...any) {
+	t.cfg.Log("sim %s: "+format, append([]any{t.b.Name}, a...)...)
+}
 
 func (t *Twin) build() error {
 	b := t.b
