@@ -205,6 +205,8 @@ func (t *Twin) build() error {
 		t.jacks = append(t.jacks, j)
 		if bj.SwitchPort < 0 {
 			byPort[bj.Port] = j
+		} else if bj.SwitchPort >= t.Switch.NumPorts() {
+			return fmt.Errorf("sim: %s: socket %s on switch port %d; the %v has %d", b.Name, bj.Label, bj.SwitchPort, t.Switch.Chip(), t.Switch.NumPorts())
 		}
 		if j.TAP == "" {
 			continue

@@ -91,3 +91,21 @@ func TestTwinBringUp(t *testing.T) {
 		})
 	}
 }
+
+// TestTwinBadBoard: a description the models cannot carry is an error.
+func TestTwinBadBoard(t *testing.T) {
+	b := *boardfile.AP135
+	b.Ports = append([]boardfile.Port(nil), b.Ports...)
+	b.Ports[0].SwitchPorts = []int{1, 2, 9}
+	if _, err := sim.NewTwin(&b, sim.TwinConfig{}); err == nil {
+		t.Fatal("switch port 9 of a 7-port switch: no error")
+	} else {
+		t.Log(err)
+	}
+	if _, err := sim.NewTwin(boardfile.AP135, sim.TwinConfig{TAPs: map[string]string{"lan9": "x"}}); err == nil {
+		t.Fatal("a TAP for a socket the board lacks: no error")
+	}
+	if _, err := sim.NewTwin(nil, sim.TwinConfig{}); err == nil {
+		t.Fatal("nil board: no error")
+	}
+}

@@ -347,11 +347,17 @@ func setInterface(b *boardfile.Board, s *ar71xx.SoC, e boardfile.Eth) error {
 	return nil
 }
 
-// checkVLANs checks what Validate does not and Ports relies on: a port
+// checkVLANs checks what Validate does not and Ports relies on: a MAC
+// wired to a switch is at one of the profile's CPU ports, a port
 // with a VID is tagged at its MAC's CPU port (the trunk takes tagged
 // frames only), a port without one has its MAC to itself and is untagged
 // there.
 func checkVLANs(b *boardfile.Board) error {
+	for _, e := range b.Eth {
+		if e.SwitchPort >= 0 && !isCPUPort(b.Switch.Profile, e.SwitchPort) {
+			return bad(b, "GE%d is wired to switch port %d, which the switch profile %q does not make a CPU port", e.Unit, e.SwitchPort, b.Switch.Profile.Name)
+		}
+	}
 	perUnit := map[int]int{}
 	for _, p := range b.Ports {
 		perUnit[p.Unit]++
@@ -375,6 +381,15 @@ func checkVLANs(b *boardfile.Board) error {
 		}
 	}
 	return nil
+}
+
+func isCPUPort(p arswitch.Board, port int) bool {
+	for _, c := range p.CPU {
+		if c.Port == port {
+			return true
+		}
+	}
+	return false
 }
 
 func tagged(b *boardfile.Board, vid uint16, port int) bool {

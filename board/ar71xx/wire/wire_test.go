@@ -172,6 +172,7 @@ func TestErrors(t *testing.T) {
 		{name: "wrong-switch", hw: boardfile.ArcherC7v2, desc: func(b *boardfile.Board) { b.Switch.Chip = arswitch.ChipAR8316 }, want: "says an AR8316 switch"},
 		{name: "no-switch-there", hw: boardfile.ArcherC7v2, desc: func(b *boardfile.Board) { b.Switch.MDIOUnit = 1 }, isErr: arswitch.ErrUnstableID},
 		{name: "no-phy-there", hw: boardfile.RSPro, desc: func(b *boardfile.Board) { b.Eth[0].PHYUnit = 1 }, want: "PHY 4"},
+		{name: "mac-not-at-cpu-port", hw: boardfile.AP135, desc: func(b *boardfile.Board) { b.Eth[1].SwitchPort = 5 }, isErr: wire.ErrBoard},
 		{name: "soc-fails", hw: boardfile.Carambola2, fail: failingHW{soc: true}, isErr: errHW},
 		{name: "mac-fails", hw: boardfile.Carambola2, fail: failingHW{mac: true}, isErr: errHW},
 		{name: "irq-fails", hw: boardfile.Carambola2, fail: failingHW{irq: true}, isErr: errHW},
