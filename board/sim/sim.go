@@ -14,6 +14,11 @@
 //	GE0  "wan"  tap gowrt-wan
 //	GE1  "lan"  tap gowrt-lan
 //
+// NewTwin builds another kind of sim board: a router from
+// board/ar71xx/boardfile as its hardware models (its SoC, MACs, switch and
+// PHYs), brought up by wire.Ports, the bare-metal board's own code (see
+// Twin). Twins register nothing.
+//
 // Importing the package registers the default board; Ports creates the TAP
 // devices in the current network namespace (this needs root). New builds a
 // board with other TAP names, for tests.
