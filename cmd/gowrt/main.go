@@ -108,8 +108,9 @@ Flags of build:
   -sign KEY         routers: also write FILE.gowrtupg, the flashed bytes
                     signed with KEY (from gowrt keygen) for the running
                     firmware's sysupgrade, with the board's name and -version
-  -version V        routers: the firmware's version (main.version and the
-                    signed metadata; default dev)
+  -version V        routers: the firmware's version, linked into PKG's
+                    main.version and put in the signed metadata (default:
+                    dev, and nothing linked)
 
 Flags of tftp (a read-only TFTP server, RFC 1350 with the blksize and
 tsize options, serving FILE only):
@@ -283,7 +284,7 @@ func build(args []string, stderr io.Writer) error {
 			return usagef("build: -version %q: 1 to %d printable ASCII characters, no spaces", *version, sysupgrade.MaxName)
 		}
 		return buildRouter(context.Background(), routerBuild{board: b, pkg: pkg, out: *out, compress: *compress,
-			signKey: *signKey, version: *version, log: stderr})
+			signKey: *signKey, version: *version, linkVer: set["version"], log: stderr})
 	}
 	for _, f := range []string{"compress", "sign", "version"} {
 		if set[f] {

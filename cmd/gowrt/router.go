@@ -31,7 +31,8 @@ type routerBuild struct {
 	pkg, out string
 	compress string // compressLZMA or compressNone (U-Boot boards only)
 	signKey  string // private key file, "" for no signed upgrade image
-	version  string // the firmware's version (linked in and in the signed metadata)
+	version  string // the firmware's version (in the signed metadata)
+	linkVer  bool   // link version into main.version (-version given)
 	log      io.Writer
 }
 
@@ -90,7 +91,9 @@ func buildRouter(ctx context.Context, o routerBuild) error {
 	defer os.RemoveAll(dir)
 	elfPath := filepath.Join(dir, "firmware.elf")
 	b := o.board
-	b.LDExtra += " -X main.version=" + o.version
+	if o.linkVer {
+		b.LDExtra += " -X main.version=" + o.version
+	}
 	if err := buildImage(ctx, b, o.pkg, elfPath, o.log); err != nil {
 		return err
 	}
