@@ -48,6 +48,7 @@ import (
 	"hash/crc32"
 
 	"github.com/gowrt/gowrt/hwsim"
+	"github.com/gowrt/gowrt/mdio/phy"
 	"github.com/gowrt/gowrt/mdio/phy/physim"
 	"github.com/gowrt/gowrt/soc/ar71xx"
 	"github.com/gowrt/gowrt/soc/ar71xx/ar71xxsim"
@@ -177,6 +178,8 @@ type MAC struct {
 	fifoN      int
 	wire       Wire
 	phys       map[int]*physim.PHY
+	mdioDev    MDIODevice      // answers addresses without a PHY (a switch model)
+	linkSrc    func() phy.Link // the link when no PHY of this bus carries it
 	mdioBusy   int
 	mdioOp     int // 0 none, 1 read, 2 write
 	mdioStatus uint32
@@ -212,6 +215,25 @@ func (m *MAC) Map(name string) *hwsim.Region { return m.sys.Bus.Map(name, 0x200,
 
 // AttachPHY puts a PHY model on this MAC's MDIO bus.
 func (m *MAC) AttachPHY(addr int, p *physim.PHY) { m.sys.Do(func() { m.phys[addr] = p }) }
+
+// MDIODevice is a device answering at many addresses of a MAC's MDIO bus:
+// an Ethernet switch model (arswitchsim.Switch implements it).
+type MDIODevice interface {
+	Read(phy, reg int) (uint16, error)
+	Write(phy, reg int, val uint16) error
+}
+
+// AttachMDIO puts dev on this MAC's MDIO bus, answering every address
+// without an attached PHY. It is called with the System lock held, so it
+// must not take that lock (a switch model's frame path must not deliver
+// into a MAC while holding its own lock).
+func (m *MAC) AttachMDIO(dev MDIODevice) { m.sys.Do(func() { m.mdioDev = dev }) }
+
+// SetLinkSource makes the MAC take its link from f rather than from the
+// PHY at Config.PHYAddr on its own bus: a MAC wired to a switch's CPU port
+// (a fixed link), or to a PHY that another MAC's bus or a switch manages.
+// f runs with the System lock held.
+func (m *MAC) SetLinkSource(f func() phy.Link) { m.sys.Do(func() { m.linkSrc = f }) }
 
 // SetWire connects the MAC's transmit side.
 func (m *MAC) SetWire(w Wire) { m.sys.Do(func() { m.wire = w }) }
@@ -295,12 +317,17 @@ func (m *MAC) receive(frame []byte, hold bool) error {
 
 // linkPasses decides whether a frame can cross between MAC and PHY.
 func (m *MAC) linkPasses() bool {
-	p := m.phys[m.cfg.PHYAddr]
-	if p == nil {
-		m.Stats.LinkDrops++
-		return false
+	var l phy.Link
+	if m.linkSrc != nil {
+		l = m.linkSrc()
+	} else {
+		p := m.phys[m.cfg.PHYAddr]
+		if p == nil {
+			m.Stats.LinkDrops++
+			return false
+		}
+		l = p.Current()
 	}
-	l := p.Current()
 	if !l.Up {
 		m.Stats.LinkDrops++
 		return false
@@ -694,14 +721,24 @@ func (m *MAC) mdioIndicator() uint32 {
 		p := m.phys[phyAddr]
 		switch m.mdioOp {
 		case 1:
-			if p == nil {
-				m.mdioStatus = 0xFFFF
-			} else {
+			switch {
+			case p != nil:
 				m.mdioStatus = uint32(p.ReadReg(reg))
+			case m.mdioDev != nil:
+				v, err := m.mdioDev.Read(phyAddr, reg)
+				if err != nil {
+					v = 0xFFFF // nothing drives the bus
+				}
+				m.mdioStatus = uint32(v)
+			default:
+				m.mdioStatus = 0xFFFF
 			}
 		case 2:
-			if p != nil {
+			switch {
+			case p != nil:
 				p.WriteReg(reg, uint16(m.regs[regMIIControl/4]))
+			case m.mdioDev != nil:
+				_ = m.mdioDev.Write(phyAddr, reg, uint16(m.regs[regMIIControl/4]))
 			}
 		}
 		m.mdioOp = 0

@@ -420,3 +420,35 @@ func Names() []string {
 	sort.Strings(n)
 	return n
 }
+
+// Jack is one socket on the case: a switch port or a MAC's own PHY.
+type Jack struct {
+	Label string // "lan1", "wan": the port's name, numbered if it has several sockets
+	Port  string // the router port it belongs to (Port.Name)
+	Unit  int    // the MAC carrying it
+	// SwitchPort is the switch port behind the socket, -1 for a MAC's own
+	// PHY.
+	SwitchPort int
+}
+
+// Jacks lists the board's sockets in port order: a port with several
+// switch ports has one per switch port, labelled with the port's name and
+// a number from 1 ("lan" on switch ports 2-5: lan1 … lan4), as on the
+// case.
+func (b *Board) Jacks() []Jack {
+	var js []Jack
+	for _, p := range b.Ports {
+		if len(p.SwitchPorts) == 0 {
+			js = append(js, Jack{Label: p.Name, Port: p.Name, Unit: p.Unit, SwitchPort: -1})
+			continue
+		}
+		for i, sp := range p.SwitchPorts {
+			l := p.Name
+			if len(p.SwitchPorts) > 1 {
+				l = fmt.Sprintf("%s%d", p.Name, i+1)
+			}
+			js = append(js, Jack{Label: l, Port: p.Name, Unit: p.Unit, SwitchPort: sp})
+		}
+	}
+	return js
+}

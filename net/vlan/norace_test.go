@@ -1,0 +1,5 @@
+//go:build !race
+
+package vlan_test
+
+const raceEnabled = false
