@@ -44,6 +44,7 @@ import (
 
 	"github.com/gowrt/gowrt/board/ar71xx/boardfile"
 	"github.com/gowrt/gowrt/internal/image"
+	"github.com/gowrt/gowrt/internal/image/routers"
 	"github.com/gowrt/gowrt/sysupgrade"
 )
 
@@ -269,16 +270,16 @@ func build(args []string, stderr io.Writer) error {
 	if *out == "" {
 		return usagef("build: -o FILE is required (where to write the image)")
 	}
-	if b.Router != nil {
+	if routers.Of(b) != nil {
 		if set["format"] {
-			return usagef("build: -format applies to malta and ar71xx: the %s gets its boot loader's %s image", b.Name, b.Router.Image.Format)
+			return usagef("build: -format applies to malta and ar71xx: the %s gets its boot loader's %s image", b.Name, routers.Of(b).Image.Format)
 		}
 		if *compress != compressLZMA && *compress != compressNone {
 			return usagef("build: -compress %q: lzma or none", *compress)
 		}
-		if set["compress"] && b.Router.Image.Format != boardfile.UImage {
+		if set["compress"] && routers.Of(b).Image.Format != boardfile.UImage {
 			return usagef("build: -compress applies to the U-Boot uImage routers (%s); the %s's %s image is always %s",
-				strings.Join(uimageRouters(), ", "), b.Name, b.Router.Image.Format, map[bool]string{true: "LZMA", false: "uncompressed"}[b.Router.Image.Format == boardfile.TPLink])
+				strings.Join(uimageRouters(), ", "), b.Name, routers.Of(b).Image.Format, map[bool]string{true: "LZMA", false: "uncompressed"}[routers.Of(b).Image.Format == boardfile.TPLink])
 		}
 		if !validVersion(*version) {
 			return usagef("build: -version %q: 1 to %d printable ASCII characters, no spaces", *version, sysupgrade.MaxName)

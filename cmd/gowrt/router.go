@@ -13,6 +13,7 @@ import (
 	"github.com/gowrt/gowrt/board/ar71xx/boardfile"
 	"github.com/gowrt/gowrt/fwimage"
 	"github.com/gowrt/gowrt/internal/image"
+	"github.com/gowrt/gowrt/internal/image/routers"
 	"github.com/gowrt/gowrt/sysupgrade"
 )
 
@@ -71,7 +72,7 @@ func rawName(out string) string {
 // buildRouter builds the firmware ELF for a router and writes the images
 // its boot loader takes.
 func buildRouter(ctx context.Context, o routerBuild) error {
-	r := o.board.Router
+	r := routers.Of(o.board)
 	var priv []byte
 	if o.signKey != "" {
 		pem, err := os.ReadFile(o.signKey)

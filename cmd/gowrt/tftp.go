@@ -15,6 +15,7 @@ import (
 
 	"github.com/gowrt/gowrt/board/ar71xx/boardfile"
 	"github.com/gowrt/gowrt/internal/image"
+	"github.com/gowrt/gowrt/internal/image/routers"
 )
 
 // The addresses the printed console commands use when gowrt tftp cannot
@@ -79,7 +80,7 @@ func tftp(args []string, stdout, stderr io.Writer) error {
 		return usagef("tftp: -board ROUTER is required (it decides the boot loader commands; routers: %s)", strings.Join(boardfile.Names(), ", "))
 	}
 	b, ok := image.Boards[*boardName]
-	if !ok || b.Router == nil {
+	if !ok || routers.Of(b) == nil {
 		return usagef("tftp: -board %q is not a router (routers: %s)", *boardName, strings.Join(boardfile.Names(), ", "))
 	}
 	host, port, err := net.SplitHostPort(*listen)
@@ -93,7 +94,7 @@ func tftp(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r := b.Router
+	r := routers.Of(b)
 	if err := checkServable(r, file, data); err != nil {
 		return err
 	}

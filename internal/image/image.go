@@ -21,8 +21,6 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
-
-	"github.com/gowrt/gowrt/board/ar71xx/boardfile"
 )
 
 // Board is how firmware for one board is built and booted: part of the
@@ -57,10 +55,6 @@ type Board struct {
 	// further linker flags (the router's name, -X …boardName=NAME).
 	Tags    []string
 	LDExtra string
-
-	// Router is the router's description for the boards of
-	// board/ar71xx/boardfile (flash layout, image format), nil otherwise.
-	Router *boardfile.Board
 }
 
 // Bootable reports whether QEMU can boot the board's images.
@@ -116,19 +110,19 @@ const (
 	routerNameVar = RouterPackage + ".boardName"
 )
 
-// The router boards: one entry per boardfile router, with the generic
-// ar71xx board's kernel layout, the router package, the router tag, and
-// the router's name linked in.
-func init() {
-	for _, r := range boardfile.All {
-		Boards[r.Name] = Board{
-			Name: r.Name, Doc: fmt.Sprintf("%s, %s image (build only)", r.Model, r.Image.Format),
-			GOARCH: "mips", Package: RouterPackage,
-			TextAddr: KernelText, DataAddr: KernelData, Entry: KernelEntry,
-			Fixup: FixupELF,
-			Tags:  []string{RouterTag}, LDExtra: "-X " + routerNameVar + "=" + r.Name,
-			Router: r,
-		}
+// RouterBoard returns the board entry of the boardfile router name: the
+// generic ar71xx board's kernel layout, the router package, the router
+// tag, and the name linked into the router package. Package
+// internal/image/routers adds one to Boards per router of
+// board/ar71xx/boardfile (this package cannot import boardfile, which
+// imports fwimage, whose tests build images with this package).
+func RouterBoard(name, doc string) Board {
+	return Board{
+		Name: name, Doc: doc,
+		GOARCH: "mips", Package: RouterPackage,
+		TextAddr: KernelText, DataAddr: KernelData, Entry: KernelEntry,
+		Fixup: FixupELF,
+		Tags:  []string{RouterTag}, LDExtra: "-X " + routerNameVar + "=" + name,
 	}
 }
 
