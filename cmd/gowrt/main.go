@@ -63,10 +63,11 @@ that imports its board package: github.com/gowrt/gowrt/board/sim for the
 sim board, github.com/gowrt/gowrt/board/malta for malta.
 
 Boards:
-  sim        the default for run: PKG runs as a host process, gowrt's real
-             drivers against hardware models of an AR9344 with two Ethernet
-             MACs; as root its ports are the TAP devices gowrt-lan and
-             gowrt-wan (created down: bring them up and address them)
+  sim          the default for run: PKG runs as a host process, gowrt's
+               real drivers against hardware models of an AR9344 with two
+               Ethernet MACs; as root its ports are the TAP devices
+               gowrt-lan and gowrt-wan (created down: bring them up and
+               address them)
 %s
 Flags of run:
   -board BOARD      sim, malta-be or malta-le (default sim)
