@@ -51,7 +51,8 @@
 // U-Boot's bootm refuses to decompress more than CONFIG_SYS_BOOTM_LEN
 // bytes (8 MiB unless the board raises it, common/bootm.c), and vendor
 // U-Boots on these routers have similar fixed limits; the router's
-// 12.5 MiB raw image exceeds that default. The board files must state
-// the boot loader's limit and the build must check the raw size against
-// it too (not done here; nothing has been booted on hardware).
+// 12.5 MiB raw image exceeds that default. The board descriptions
+// (board/ar71xx/boardfile, Image.BootmLimit) state the limit, and gowrt
+// build warns when the raw size is over it (nothing has been booted on
+// hardware).
 package fwimage

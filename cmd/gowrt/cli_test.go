@@ -27,7 +27,7 @@ func TestCLIMistakes(t *testing.T) {
 		{[]string{"run"}, 2, []string{"which package?"}},
 		{[]string{"run", "../../examples/hello", "../../examples/router"}, 2, []string{"one package expected"}},
 		{[]string{"run", "-bogus", "../../examples/hello"}, 2, []string{"flag provided but not defined: -bogus"}},
-		{[]string{"run", "-board", "foo", "../../examples/hello"}, 2, []string{`unknown board "foo"`, "sim, ar71xx, malta-be, malta-le"}},
+		{[]string{"run", "-board", "foo", "../../examples/hello"}, 2, []string{`unknown board "foo"`, "sim, ap135, ar71xx, archer-c7-v2, carambola2, malta-be, malta-le, rspro, tl-wdr3600, tl-wdr4300"}},
 		{[]string{"run", "-board", "ar71xx", "../../examples/hello"}, 2, []string{"board ar71xx cannot be booted under QEMU", "gowrt build -board ar71xx -o FILE"}},
 		{[]string{"run", "-board", "malta-be", "-m", "0", "../../examples/hello"}, 2, []string{"-m 0", "16 to 2048 MiB"}},
 		{[]string{"run", "-board", "malta-be", "-m", "3", "../../examples/hello"}, 2, []string{"-m 3", "16 to 2048 MiB"}},
@@ -39,6 +39,23 @@ func TestCLIMistakes(t *testing.T) {
 		{[]string{"build", "-board", "malta-be", "../../examples/hello"}, 2, []string{"-o FILE is required"}},
 		{[]string{"build", "-board", "sim", "-o", "x", "../../examples/router"}, 2, []string{"gowrt run"}},
 		{[]string{"build", "-format", "zip", "-o", "x", "../../examples/hello"}, 2, []string{`-format "zip": elf or uimage`}},
+		{[]string{"run", "-board", "tl-wdr4300", "../../examples/router"}, 2, []string{"board tl-wdr4300 cannot be booted under QEMU"}},
+		{[]string{"build", "-board", "tl-wdr4300", "-format", "uimage", "-o", "x", "../../examples/router"}, 2, []string{"-format applies to malta and ar71xx", "tplink image"}},
+		{[]string{"build", "-board", "tl-wdr4300", "-compress", "none", "-o", "x", "../../examples/router"}, 2, []string{"-compress applies to the U-Boot uImage routers (ap135, carambola2)", "always LZMA"}},
+		{[]string{"build", "-board", "rspro", "-compress", "lzma", "-o", "x", "../../examples/router"}, 2, []string{"-compress applies to the U-Boot uImage routers", "always uncompressed"}},
+		{[]string{"build", "-board", "carambola2", "-compress", "zip", "-o", "x", "../../examples/router"}, 2, []string{`-compress "zip": lzma or none`}},
+		{[]string{"build", "-board", "malta-be", "-sign", "k", "-o", "x", "../../examples/hello"}, 2, []string{"-sign applies to the router boards"}},
+		{[]string{"build", "-board", "ar71xx", "-compress", "none", "-o", "x", "../../examples/hello"}, 2, []string{"-compress applies to the router boards"}},
+		{[]string{"build", "-board", "ap135", "-version", "1 2", "-o", "x", "../../examples/router"}, 2, []string{`-version "1 2"`, "no spaces"}},
+		{[]string{"build", "-board", "ap135", "-sign", "/no/such/key", "-o", "x", "../../examples/router"}, 1, []string{"-sign", "/no/such/key"}},
+		{[]string{"build", "-board", "tl-wdr4300", "-o", "x", "../../examples/hello"}, 1, []string{"imports no router board package", `import _ "github.com/gowrt/gowrt/board/ar71xx/router"`}},
+		{[]string{"tftp"}, 2, []string{"tftp: want -board ROUTER [-listen ADDR] FILE"}},
+		{[]string{"tftp", "fw.bin"}, 2, []string{"-board ROUTER is required", "tl-wdr4300"}},
+		{[]string{"tftp", "-board", "malta-be", "fw.bin"}, 2, []string{`-board "malta-be" is not a router`}},
+		{[]string{"tftp", "-board", "ap135", "-listen", "nonsense", "fw.bin"}, 2, []string{`-listen "nonsense"`}},
+		{[]string{"tftp", "-board", "ap135", "-listen", ":99999", "fw.bin"}, 2, []string{"bad port"}},
+		{[]string{"tftp", "-board", "ap135", "-bogus", "fw.bin"}, 2, []string{"flag provided but not defined: -bogus"}},
+		{[]string{"tftp", "-board", "ap135", "-listen", "127.0.0.1:0", "/no/such/fw.bin"}, 1, []string{"/no/such/fw.bin"}},
 		{[]string{"keygen"}, 2, []string{"keygen: want -o FILE"}},
 		{[]string{"keygen", "-o", "k", "extra"}, 2, []string{"keygen: want -o FILE"}},
 		{[]string{"keygen", "-o", "/no/such/dir/k"}, 1, []string{"/no/such/dir/k"}},
@@ -68,6 +85,21 @@ func TestCLIMistakes(t *testing.T) {
 	}
 }
 
+// TestTFTPTooBig: gowrt tftp refuses a file larger than the firmware
+// partition (a TP-Link factory image) before it serves anything.
+func TestTFTPTooBig(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "factory.bin")
+	if err := os.WriteFile(f, make([]byte, fwimage.TPLink8MLZMA), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	code := gowrt([]string{"tftp", "-board", "tl-wdr4300", "-listen", "127.0.0.1:0", f}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "more than the TP-Link TL-WDR4300 v1's 8060928-byte firmware partition") ||
+		!strings.Contains(stderr.String(), "serve the -sysupgrade image") {
+		t.Errorf("exit %d: %s", code, stderr.String())
+	}
+}
+
 // TestHelp: gowrt help succeeds and documents every flag and board.
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"-h"}, {"run", "-h"}, {"build", "-help"}} {
@@ -76,7 +108,10 @@ func TestHelp(t *testing.T) {
 			t.Errorf("gowrt %q: exit %d, stderr %s", args, code, stderr.String())
 		}
 		for _, w := range []string{"-board", "-append", "-timeout", "-m MiB", "-fwd PORT", "port 80", "-o FILE",
-			"sim ", "malta-be", "malta-le", "gowrt-lan", "124", "128+N"} {
+			"sim ", "malta-be", "malta-le", "gowrt-lan", "124", "128+N",
+			"gowrt tftp -board ROUTER FILE", "-listen ADDR", "blksize", "tsize", "-compress C", "-sign KEY", "-version V",
+			"FILE-sysupgrade", "FILE-raw.bin", "fis create", "bootm limit", "self-decompressing", "does not fit",
+			"tl-wdr4300", "tl-wdr3600", "archer-c7-v2", "carambola2", "rspro", "ap135", "TP-Link TL-WDR4300 v1, tplink image"} {
 			if !strings.Contains(stdout.String(), w) {
 				t.Errorf("gowrt %q: help lacks %q", args, w)
 			}

@@ -3,6 +3,8 @@
 //
 //	gowrt run   [-board sim|malta-be|malta-le] [flags] PKG
 //	gowrt build [-board malta-be|malta-le|ar71xx] [-format elf|uimage] -o FILE PKG
+//	gowrt build -board ROUTER [-compress lzma|none] [-sign KEY] [-version V] -o FILE PKG
+//	gowrt tftp -board ROUTER [-listen ADDR] FILE
 //	gowrt keygen -o FILE
 //	gowrt help
 //
@@ -11,8 +13,11 @@
 // github.com/gowrt/gowrt/board/sim (sim mode). gowrt checks that before it
 // builds, and says what to change when it is not so. The bare-metal boards
 // and how their images are linked and booted are defined in
-// internal/image (Boards); boards QEMU cannot emulate (ar71xx) are built,
-// not run.
+// internal/image (Boards); boards QEMU cannot emulate (ar71xx and the
+// routers of board/ar71xx/boardfile) are built, not run. For a router,
+// build writes what its boot loader flashes (router.go), and tftp serves
+// it to the boot loader and prints the console commands (tftp.go,
+// tftpd.go).
 //
 // On malta, run builds PKG with the stock Go toolchain (GOOS=linux
 // GOARCH=mips|mipsle GOMIPS=softfloat, gowrt's link layout) into a
@@ -37,7 +42,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gowrt/gowrt/board/ar71xx/boardfile"
 	"github.com/gowrt/gowrt/internal/image"
+	"github.com/gowrt/gowrt/internal/image/routers"
+	"github.com/gowrt/gowrt/sysupgrade"
 )
 
 const usageText = `gowrt builds gowrt firmware and runs it on the sim board or on QEMU malta.
@@ -45,6 +53,7 @@ const usageText = `gowrt builds gowrt firmware and runs it on the sim board or o
 Usage:
   gowrt run   [-board BOARD] [flags] PKG    build PKG and run it
   gowrt build [-board BOARD] -o FILE PKG    build a bare-metal image only
+  gowrt tftp -board ROUTER FILE             serve FILE to the router's boot loader
   gowrt keygen -o FILE                      make a key pair for signing upgrades
                                             (FILE: private, FILE.pub: public)
   gowrt help                                this text
@@ -54,10 +63,11 @@ that imports its board package: github.com/gowrt/gowrt/board/sim for the
 sim board, github.com/gowrt/gowrt/board/malta for malta.
 
 Boards:
-  sim        the default for run: PKG runs as a host process, gowrt's real
-             drivers against hardware models of an AR9344 with two Ethernet
-             MACs; as root its ports are the TAP devices gowrt-lan and
-             gowrt-wan (created down: bring them up and address them)
+  sim          the default for run: PKG runs as a host process, gowrt's
+               real drivers against hardware models of an AR9344 with two
+               Ethernet MACs; as root its ports are the TAP devices
+               gowrt-lan and gowrt-wan (created down: bring them up and
+               address them)
 %s
 Flags of run:
   -board BOARD      sim, malta-be or malta-le (default sim)
@@ -77,9 +87,39 @@ Flags of run:
 Flags of build:
   -board BOARD      a bare-metal board (default malta-be)
   -o FILE           the image to write
-  -format F         elf (default: what QEMU's -kernel or U-Boot's bootelf
-                    loads) or uimage (the load segments as one binary,
-                    LZMA-compressed, in a U-Boot legacy image for bootm)
+  -format F         malta and ar71xx: elf (default: what QEMU's -kernel or
+                    U-Boot's bootelf loads) or uimage (the load segments as
+                    one binary, LZMA-compressed, in a U-Boot legacy image
+                    for bootm). Routers get their boot loader's format:
+                      TP-Link (tl-wdr4300, tl-wdr3600, archer-c7-v2): FILE
+                      is the factory image (TP-Link header, padded for the
+                      vendor's web upgrade) and FILE-sysupgrade (before the
+                      extension) the unpadded one for the boot loader's
+                      console and gowrt tftp
+                      U-Boot (carambola2, ap135): FILE is a uImage
+                      RedBoot (rspro): FILE is the ELF and FILE-raw.bin the
+                      flat binary for fis create; the commands are printed
+  -compress C       routers with U-Boot: lzma (default) or none. The build
+                    warns when the firmware decompresses to more than the
+                    boot loader's bootm limit, which would refuse it
+                    (OpenWrt boots through a small self-decompressing
+                    loader, which gowrt does not have); an uncompressed
+                    uImage is copied, not decompressed. Every router build
+                    prints the image's size against the firmware partition
+                    and fails when it does not fit
+  -sign KEY         routers: also write FILE.gowrtupg, the flashed bytes
+                    signed with KEY (from gowrt keygen) for the running
+                    firmware's sysupgrade, with the board's name and -version
+  -version V        routers: the firmware's version, linked into PKG's
+                    main.version and put in the signed metadata (default:
+                    dev, and nothing linked)
+
+Flags of tftp (a read-only TFTP server, RFC 1350 with the blksize and
+tsize options, serving FILE only):
+  -board ROUTER     the router whose boot loader fetches FILE: decides the
+                    console commands gowrt prints (U-Boot: setenv, tftpboot,
+                    erase, cp.b, bootm; RedBoot: load, fis create, exec)
+  -listen ADDR      UDP address (default :69, which needs root)
 
 run exits with the firmware's exit code; 124 after -timeout, 128+N when
 stopped by signal N. Examples:
@@ -134,8 +174,10 @@ func dispatch(args []string, stdout, stderr io.Writer) (int, error) {
 		return run(args[1:], stdout, stderr)
 	case "keygen":
 		return 0, keygen(args[1:], stderr)
+	case "tftp":
+		return 0, tftp(args[1:], stdout, stderr)
 	}
-	return 2, usagef("unknown command %q: use gowrt run, gowrt build, gowrt keygen or gowrt help", args[0])
+	return 2, usagef("unknown command %q: use gowrt run, gowrt build, gowrt tftp, gowrt keygen or gowrt help", args[0])
 }
 
 // newFlags returns a flag set that reports its errors to the caller
@@ -168,11 +210,36 @@ func boardNames() string {
 	return "sim, " + strings.Join(image.Names(), ", ")
 }
 
+// validVersion reports whether v can be linked in with -X and carried
+// in a signed upgrade's metadata.
+func validVersion(v string) bool {
+	if len(v) == 0 || len(v) > sysupgrade.MaxName {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] <= ' ' || v[i] > '~' || v[i] == '\'' || v[i] == '"' {
+			return false
+		}
+	}
+	return true
+}
+
+// uimageRouters lists the routers whose boot loader takes a uImage.
+func uimageRouters() []string {
+	var n []string
+	for _, name := range boardfile.Names() {
+		if r, _ := boardfile.Lookup(name); r.Image.Format == boardfile.UImage {
+			n = append(n, name)
+		}
+	}
+	return n
+}
+
 // boardHelp describes the bare-metal boards for the help text.
 func boardHelp() string {
 	var b strings.Builder
 	for _, n := range image.Names() {
-		fmt.Fprintf(&b, "  %-10s %s\n", n, image.Boards[n].Doc)
+		fmt.Fprintf(&b, "  %-12s %s\n", n, image.Boards[n].Doc)
 	}
 	return b.String()
 }
@@ -182,10 +249,15 @@ func build(args []string, stderr io.Writer) error {
 	boardName := fs.String("board", "malta-be", "")
 	out := fs.String("o", "", "")
 	format := fs.String("format", "elf", "")
+	compress := fs.String("compress", compressLZMA, "")
+	signKey := fs.String("sign", "", "")
+	version := fs.String("version", "dev", "")
 	pkg, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *format != "elf" && *format != "uimage" {
 		return usagef("build: -format %q: elf or uimage", *format)
 	}
@@ -198,6 +270,28 @@ func build(args []string, stderr io.Writer) error {
 	}
 	if *out == "" {
 		return usagef("build: -o FILE is required (where to write the image)")
+	}
+	if routers.Of(b) != nil {
+		if set["format"] {
+			return usagef("build: -format applies to malta and ar71xx: the %s gets its boot loader's %s image", b.Name, routers.Of(b).Image.Format)
+		}
+		if *compress != compressLZMA && *compress != compressNone {
+			return usagef("build: -compress %q: lzma or none", *compress)
+		}
+		if set["compress"] && routers.Of(b).Image.Format != boardfile.UImage {
+			return usagef("build: -compress applies to the U-Boot uImage routers (%s); the %s's %s image is always %s",
+				strings.Join(uimageRouters(), ", "), b.Name, routers.Of(b).Image.Format, map[bool]string{true: "LZMA", false: "uncompressed"}[routers.Of(b).Image.Format == boardfile.TPLink])
+		}
+		if !validVersion(*version) {
+			return usagef("build: -version %q: 1 to %d printable ASCII characters, no spaces", *version, sysupgrade.MaxName)
+		}
+		return buildRouter(context.Background(), routerBuild{board: b, pkg: pkg, out: *out, compress: *compress,
+			signKey: *signKey, version: *version, linkVer: set["version"], log: stderr})
+	}
+	for _, f := range []string{"compress", "sign", "version"} {
+		if set[f] {
+			return usagef("build: -%s applies to the router boards (%s)", f, strings.Join(boardfile.Names(), ", "))
+		}
 	}
 	if *format == "elf" {
 		return buildImage(context.Background(), b, pkg, *out, stderr)

@@ -29,7 +29,7 @@ const (
 
 // buildImage checks that pkg is firmware for board b and builds its image.
 func buildImage(ctx context.Context, b image.Board, pkg, out string, log io.Writer) error {
-	p, err := inspect(pkg, b.Env()...)
+	p, err := inspect(pkg, b.Tags, b.Env()...)
 	if err != nil {
 		return err
 	}

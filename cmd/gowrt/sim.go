@@ -26,7 +26,7 @@ type simRun struct {
 func runSim(r simRun) (int, error) {
 	ctx, release := runContext(r.timeout)
 	defer release()
-	p, err := inspect(r.pkg)
+	p, err := inspect(r.pkg, nil)
 	if err != nil {
 		return 1, err
 	}

@@ -35,10 +35,14 @@ func (p pkgInfo) imports(path string) bool {
 	return false
 }
 
-// inspect runs go list for pkg with env (GOOS, GOARCH … of the target)
-// added to gowrt's own environment.
-func inspect(pkg string, env ...string) (pkgInfo, error) {
-	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Name,Deps,Error", pkg)
+// inspect runs go list for pkg with the build tags and env (GOOS, GOARCH
+// … of the target) added to gowrt's own environment.
+func inspect(pkg string, tags []string, env ...string) (pkgInfo, error) {
+	args := []string{"list", "-e", "-json=ImportPath,Name,Deps,Error"}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

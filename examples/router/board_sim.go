@@ -1,4 +1,4 @@
-//go:build !mips && !mipsle
+//go:build !mips && !mipsle && !gowrt_ar71xx
 
 package main
 

@@ -48,6 +48,13 @@ type Board struct {
 	// boot the image; both empty for a board QEMU cannot emulate, whose
 	// images are only built.
 	QEMU, Machine string
+
+	// Tags are build tags every image of the board is built with (the
+	// router boards' gowrt_ar71xx, which makes examples/router link
+	// board/ar71xx/router instead of board/malta/eth), and LDExtra
+	// further linker flags (the router's name, -X …boardName=NAME).
+	Tags    []string
+	LDExtra string
 }
 
 // Bootable reports whether QEMU can boot the board's images.
@@ -94,6 +101,31 @@ var Boards = map[string]Board{
 	},
 }
 
+// RouterPackage is the board package of the routers in
+// board/ar71xx/boardfile, and RouterTag the build tag their images are
+// built with.
+const (
+	RouterPackage = "github.com/gowrt/gowrt/board/ar71xx/router"
+	RouterTag     = "gowrt_ar71xx"
+	routerNameVar = RouterPackage + ".boardName"
+)
+
+// RouterBoard returns the board entry of the boardfile router name: the
+// generic ar71xx board's kernel layout, the router package, the router
+// tag, and the name linked into the router package. Package
+// internal/image/routers adds one to Boards per router of
+// board/ar71xx/boardfile (this package cannot import boardfile, which
+// imports fwimage, whose tests build images with this package).
+func RouterBoard(name, doc string) Board {
+	return Board{
+		Name: name, Doc: doc,
+		GOARCH: "mips", Package: RouterPackage,
+		TextAddr: KernelText, DataAddr: KernelData, Entry: KernelEntry,
+		Fixup: FixupELF,
+		Tags:  []string{RouterTag}, LDExtra: "-X " + routerNameVar + "=" + name,
+	}
+}
+
 // Names returns the board names, sorted.
 func Names() []string {
 	n := make([]string, 0, len(Boards))
@@ -122,6 +154,35 @@ func (b Board) LDFlags(extra string) string {
 	return f
 }
 
+// GoFlags returns goflags with the board's Tags merged into their -tags
+// (the go command keeps only the last -tags it is given).
+func (b Board) GoFlags(goflags ...string) []string {
+	if len(b.Tags) == 0 {
+		return goflags
+	}
+	tags := append([]string(nil), b.Tags...)
+	var out []string
+	for i := 0; i < len(goflags); i++ {
+		f := goflags[i]
+		switch {
+		case f == "-tags" || f == "--tags":
+			if i+1 < len(goflags) {
+				i++
+				tags = append(tags, splitTags(goflags[i])...)
+			}
+		case strings.HasPrefix(f, "-tags=") || strings.HasPrefix(f, "--tags="):
+			tags = append(tags, splitTags(f[strings.IndexByte(f, '=')+1:])...)
+		default:
+			out = append(out, f)
+		}
+	}
+	return append([]string{"-tags", strings.Join(tags, ",")}, out...)
+}
+
+func splitTags(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
+}
+
 // Env returns the go command's target environment for b.
 func (b Board) Env() []string {
 	return []string{"GOOS=linux", "GOARCH=" + b.GOARCH, "GOMIPS=softfloat", "CGO_ENABLED=0"}
@@ -131,7 +192,8 @@ func (b Board) Env() []string {
 // the go command (the module root or below). Extra go build flags may be
 // given. Ending ctx stops the build.
 func Build(ctx context.Context, b Board, dir, pkg, out string, goflags ...string) error {
-	args := append([]string{"build", "-trimpath", "-o", out, "-ldflags", b.LDFlags("")}, goflags...)
+	args := []string{"build", "-trimpath", "-o", out, "-ldflags", b.LDFlags(b.LDExtra)}
+	args = append(args, b.GoFlags(goflags...)...)
 	args = append(args, pkg)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
