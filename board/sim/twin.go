@@ -15,8 +15,11 @@ import (
 	"github.com/gowrt/gowrt/barrier"
 	"github.com/gowrt/gowrt/board"
 	"github.com/gowrt/gowrt/board/ar71xx/boardfile"
+	"github.com/gowrt/gowrt/board/ar71xx/boardflash"
 	"github.com/gowrt/gowrt/board/ar71xx/wire"
 	"github.com/gowrt/gowrt/busdma"
+	"github.com/gowrt/gowrt/flash/spinor"
+	"github.com/gowrt/gowrt/flash/spinor/spinorsim"
 	"github.com/gowrt/gowrt/hwsim"
 	"github.com/gowrt/gowrt/intr"
 	"github.com/gowrt/gowrt/mdio/phy"
@@ -38,6 +41,9 @@ type TwinConfig struct {
 	Base gnet.MAC
 	// Seed drives the models' hazards; 0 picks one from the clock.
 	Seed uint64
+	// FlashImage is what the SPI flash holds at power-up (a previous
+	// twin's Flash.Image(), for a reboot); nil is an erased chip.
+	FlashImage []byte
 	// Log receives model misuse reports (default: stderr).
 	Log func(format string, a ...any)
 }
@@ -74,6 +80,14 @@ type Twin struct {
 	// Switch is the switch model (nil if the board has none).
 	Switch *arswitchsim.Switch
 	jacks  []*TwinJack
+	// Flash is the SPI NOR model with the board's flash size, behind the
+	// SoC's SPI controller: the board's storage and sysupgrade target,
+	// through the same driver and layout code as on the router.
+	Flash *spinorsim.Flash
+
+	flashOnce sync.Once
+	bflash    *boardflash.Flash
+	flashErr  error
 
 	misuses atomic.Uint64
 
@@ -170,6 +184,16 @@ func (t *Twin) build() error {
 	if err != nil {
 		return fmt.Errorf("sim: %s: SoC model: %w", b.Name, err)
 	}
+	capByte := byte(0)
+	for 1<<capByte < b.Flash.Size {
+		capByte++
+	}
+	if t.cfg.FlashImage != nil && int64(len(t.cfg.FlashImage)) != b.Flash.Size {
+		return fmt.Errorf("sim: %s: flash image of %d bytes for a %d-byte flash", b.Name, len(t.cfg.FlashImage), b.Flash.Size)
+	}
+	// A Winbond W25Q-style JEDEC ID of the board's size (the TP-Link
+	// boards' usual part; the model takes any).
+	t.Flash = spinorsim.New(t.sys, spinorsim.Config{JEDEC: [3]byte{0xef, 0x40, capByte}}, t.cfg.FlashImage)
 	cpu := t.sys.NewController(hwsim.ControllerConfig{Name: "cpu", Lines: 6})
 	t.disp = intr.NewDispatcher(cpu, cpu)
 	t.disp.OnError = func(line int, err error) { t.logf("interrupt line %d: %v", line, err) }
@@ -461,6 +485,43 @@ func (p *pipe) put(frame []byte) {
 	default:
 	}
 }
+
+// openFlash probes the SPI flash model through the spinor driver and lays
+// the board's partitions over it, once.
+func (t *Twin) openFlash() (*boardflash.Flash, error) {
+	t.flashOnce.Do(func() {
+		nor, err := spinor.New(spinor.Config{Regs: t.Flash.MapRegs("spi"), Mem: t.Flash.MapWindow("flash"), BigEndian: true})
+		if err != nil {
+			t.flashErr = fmt.Errorf("sim: %s: SPI flash: %w", t.b.Name, err)
+			return
+		}
+		t.bflash, t.flashErr = boardflash.Open(t.b, nor, t.logf)
+	})
+	return t.bflash, t.flashErr
+}
+
+// Store implements board.Storage on the flash model's config partition.
+func (t *Twin) Store(name string) (board.Store, error) {
+	f, err := t.openFlash()
+	if err != nil {
+		return nil, err
+	}
+	return f.Store(name)
+}
+
+// FirmwareFlash implements board.Upgradable on the flash model.
+func (t *Twin) FirmwareFlash() (board.FirmwareFlash, error) {
+	f, err := t.openFlash()
+	if err != nil {
+		return board.FirmwareFlash{}, err
+	}
+	return f.FirmwareFlash()
+}
+
+var (
+	_ board.Storage    = (*Twin)(nil)
+	_ board.Upgradable = (*Twin)(nil)
+)
 
 // Hardware returns the twin's wire.Hardware: the models' register
 // windows, the simulated memory for DMA, the interrupt dispatcher, and a

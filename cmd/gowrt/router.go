@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"io"
 	"os"
@@ -73,7 +74,7 @@ func rawName(out string) string {
 // its boot loader takes.
 func buildRouter(ctx context.Context, o routerBuild) error {
 	r := routers.Of(o.board)
-	var priv []byte
+	var priv ed25519.PrivateKey
 	if o.signKey != "" {
 		pem, err := os.ReadFile(o.signKey)
 		if err != nil {
@@ -94,6 +95,10 @@ func buildRouter(ctx context.Context, o routerBuild) error {
 	b := o.board
 	if o.linkVer {
 		b.LDExtra += " -X main.version=" + o.version
+	}
+	if priv != nil {
+		// The firmware verifies later upgrades with the same key.
+		b.LDExtra += " -X main.upgradeKey=" + sysupgrade.BuiltinKey(priv.Public().(ed25519.PublicKey))
 	}
 	if err := buildImage(ctx, b, o.pkg, elfPath, o.log); err != nil {
 		return err

@@ -33,9 +33,9 @@ func unlzma(t *testing.T, comp []byte) []byte {
 	return out
 }
 
-// linkedName reads the router name linked into the ELF: the string that
-// board/ar71xx/router.boardName holds.
-func linkedName(t *testing.T, elfBytes []byte) string {
+// linkedString reads a string variable set at link time (-X) from the
+// ELF: sym is the variable's full name.
+func linkedString(t *testing.T, elfBytes []byte, sym string) string {
 	t.Helper()
 	f, err := elf.NewFile(bytes.NewReader(elfBytes))
 	if err != nil {
@@ -59,12 +59,12 @@ func linkedName(t *testing.T, elfBytes []byte) string {
 		return nil
 	}
 	for _, s := range syms {
-		if s.Name == image.RouterPackage+".boardName" {
+		if s.Name == sym {
 			hdr := read(s.Value, 8) // string header: pointer, length (big-endian mips)
 			return string(read(uint64(binary.BigEndian.Uint32(hdr)), int(binary.BigEndian.Uint32(hdr[4:]))))
 		}
 	}
-	t.Fatal("no boardName symbol: board/ar71xx/router not linked")
+	t.Fatalf("no %s symbol", sym)
 	return ""
 }
 
@@ -104,7 +104,7 @@ func TestBuildRouters(t *testing.T) {
 			log := stderr.String()
 			// The same build through internal/image, for the expected load segments.
 			b := image.Boards[r.Name]
-			b.LDExtra += " -X main.version=" + version
+			b.LDExtra += " -X main.version=" + version + " -X main.upgradeKey=" + sysupgrade.BuiltinKey(pub)
 			elfPath := filepath.Join(dir, r.Name+".elf")
 			if err := image.Build(context.Background(), b, ".", "../../examples/router", elfPath); err != nil {
 				t.Fatal(err)
@@ -113,8 +113,11 @@ func TestBuildRouters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if name := linkedName(t, elfBytes); name != r.Name {
+			if name := linkedString(t, elfBytes, image.RouterPackage+".boardName"); name != r.Name {
 				t.Errorf("linked-in name %q", name)
+			}
+			if k := linkedString(t, elfBytes, "main.upgradeKey"); k != sysupgrade.BuiltinKey(pub) {
+				t.Errorf("linked-in upgrade key %q, want the signing key's public half", k)
 			}
 			raw, load, entry, err := fwimage.Raw(elfBytes)
 			if err != nil {

@@ -69,4 +69,37 @@ func (Board) Ports() ([]board.Port, error) {
 	return ports(b)
 }
 
+// Store implements board.Storage: the configuration store in the
+// description's config partition of the SPI flash (board/ar71xx/boardflash).
+func (Board) Store(name string) (board.Store, error) {
+	b, err := Description()
+	if err != nil {
+		return nil, err
+	}
+	f, err := openFlash(b)
+	if err != nil {
+		return nil, err
+	}
+	return f.Store(name)
+}
+
+// FirmwareFlash implements board.Upgradable: the description's firmware
+// and config partitions, for sysupgrade.
+func (Board) FirmwareFlash() (board.FirmwareFlash, error) {
+	b, err := Description()
+	if err != nil {
+		return board.FirmwareFlash{}, err
+	}
+	f, err := openFlash(b)
+	if err != nil {
+		return board.FirmwareFlash{}, err
+	}
+	return f.FirmwareFlash()
+}
+
+var (
+	_ board.Storage    = Board{}
+	_ board.Upgradable = Board{}
+)
+
 func init() { board.Register(Board{}) }
