@@ -1,3 +1,5 @@
+//go:build linux && !mips && !mipsle
+
 package firmware_test
 
 import (
