@@ -86,7 +86,24 @@ var DefaultConfig = Config{Ports: []PortConfig{
 	{Name: "lan", Role: board.LAN, TAP: "gowrt-lan", MAC: gnet.MAC{0x02, 0x00, 0x67, 0x77, 0x72, 0x01}},
 }}
 
-func init() { board.Register(New(DefaultConfig)) }
+// twinName, when set at link time (gowrt run -board ROUTER passes
+// -ldflags -X github.com/gowrt/gowrt/board/sim.twinName=ROUTER), makes
+// the registered board that router's sim twin instead of the default
+// board: the router's own description driving the models, each socket a
+// TAP device named TwinTAP(label).
+var twinName string
+
+// TwinTAP is the TAP device of a twin socket in gowrt run: "gowrt-lan1",
+// "gowrt-wan".
+func TwinTAP(label string) string { return "gowrt-" + label }
+
+func init() {
+	if twinName == "" {
+		board.Register(New(DefaultConfig))
+		return
+	}
+	board.Register(&linkedTwin{name: twinName})
+}
 
 // Board is a sim board. Its hardware is built by the first call to Ports.
 type Board struct {

@@ -68,9 +68,14 @@ Boards:
                Ethernet MACs; as root its ports are the TAP devices
                gowrt-lan and gowrt-wan (created down: bring them up and
                address them)
+  ROUTER       run with a router board (tl-wdr4300 …) runs PKG as that
+               router's sim twin: its board file drives the SoC, MAC,
+               switch and flash models; each socket is a TAP device
+               gowrt-LABEL (gowrt-lan1 … gowrt-wan); needs root
 %s
 Flags of run:
-  -board BOARD      sim, malta-be or malta-le (default sim)
+  -board BOARD      sim, malta-be, malta-le or a router (its sim twin;
+                    default sim)
   -append ARGS      malta: the kernel command line, i.e. the firmware's
                     arguments and K=V environment (e.g. "-run-for 30s");
                     sim: the firmware's arguments, split at spaces
@@ -335,6 +340,15 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	b, ok := image.Boards[*boardName]
 	if !ok {
 		return 2, usagef("run: unknown board %q (boards: %s)", *boardName, boardNames())
+	}
+	if routers.Of(b) != nil {
+		// QEMU emulates no AR71xx machine: a router runs as its sim twin.
+		for _, f := range []string{"m", "fwd"} {
+			if set[f] {
+				return 2, usagef("run: -%s applies to the malta boards only (%s runs as its sim twin, a host program with TAP devices as its sockets)", f, b.Name)
+			}
+		}
+		return runSim(simRun{pkg: pkg, twin: b.Name, args: *appendArgs, timeout: *timeout, stdout: stdout, stderr: stderr})
 	}
 	if !b.Bootable() {
 		return 2, usagef("run: board %s cannot be booted under QEMU (QEMU emulates no such machine): build its image with gowrt build -board %s -o FILE %s and load it on the board", b.Name, b.Name, pkg)

@@ -11,9 +11,13 @@ import (
 	"time"
 )
 
+// twinVar is the variable that makes board/sim register a router's twin.
+const twinVar = "github.com/gowrt/gowrt/board/sim.twinName"
+
 // simRun is one gowrt run on the sim board.
 type simRun struct {
 	pkg            string
+	twin           string // a router board run as its sim twin, "" for the sim board
 	args           string // the firmware's arguments, split at spaces
 	timeout        time.Duration
 	stdout, stderr io.Writer
@@ -40,8 +44,13 @@ func runSim(r simRun) (int, error) {
 	defer os.RemoveAll(dir)
 
 	bin := filepath.Join(dir, "firmware")
-	fmt.Fprintf(r.stderr, "gowrt: building %s for the sim board (a host program)\n", r.pkg)
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, r.pkg)
+	what, args := "the sim board", []string{"build", "-o", bin}
+	if r.twin != "" {
+		what = r.twin + "'s sim twin"
+		args = append(args, "-ldflags", "-X "+twinVar+"="+r.twin)
+	}
+	fmt.Fprintf(r.stderr, "gowrt: building %s for %s (a host program)\n", r.pkg, what)
+	build := exec.CommandContext(ctx, "go", append(args, r.pkg)...)
 	build.Stdout, build.Stderr = r.stderr, r.stderr
 	if err := build.Run(); err != nil {
 		if code, why := stopped(ctx); why != nil {
@@ -55,7 +64,7 @@ func runSim(r simRun) (int, error) {
 	if err := cmd.Start(); err != nil {
 		return 1, err
 	}
-	fmt.Fprintf(r.stderr, "gowrt: running %s on the sim board (pid %d); Ctrl-C stops it\n", r.pkg, cmd.Process.Pid)
+	fmt.Fprintf(r.stderr, "gowrt: running %s on %s (pid %d); Ctrl-C stops it\n", r.pkg, what, cmd.Process.Pid)
 	err = cmd.Wait()
 	if code, why := stopped(ctx); why != nil {
 		return code, why
