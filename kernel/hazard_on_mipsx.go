@@ -20,7 +20,10 @@ package kernel
 //     writes, so the write lands late whatever the speed of the CPU or
 //     emulator;
 //   - boot switch kcompare=noguard: arm trusts every Compare write (it does
-//     not re-read Count), as a kernel without the guard would.
+//     not re-read Count), as a kernel without the guard would;
+//   - boot switch kslice=plain: time slices end whether or not the runtime's
+//     64-bit atomic lock is held, and spinners are not switched away, as in
+//     a kernel without atomiclock_mipsx.go (its spinners are still counted).
 
 // Operations of sysGowrtHazard.
 const (
@@ -33,6 +36,8 @@ type hazardState struct {
 	late  int64  // deadline of a hazardOpLateSleep not yet served, 0 = none
 	held  uint32 // Compare writes held back so far
 	trust uint32 // kcompare=noguard: do not re-read Count after writing Compare
+
+	plainSlice uint32 // kslice=plain: ignore the runtime's atomic lock at slice ends
 }
 
 // hazardLateWrite tells arm, programming Compare for deadline, to write
@@ -67,6 +72,12 @@ func (k *kstate) hazardHold(c uint32) {
 //
 //go:nosplit
 func (k *kstate) hazardTrustWrite() bool { return k.hz.trust != 0 }
+
+// hazardPlainSlice reports whether slices end and spinners spin as if the
+// kernel did not know the runtime's atomic lock (kslice=plain).
+//
+//go:nosplit
+func (k *kstate) hazardPlainSlice() bool { return k.hz.plainSlice != 0 }
 
 // hazardSyscall serves sysGowrtHazard; it reports false for other calls.
 //
@@ -103,8 +114,14 @@ func (k *kstate) hazardToken(a, n uintptr) bool {
 		k.hz.trust = 1
 		return true
 	}
+	if strEq(a, n, "kslice=plain") {
+		k.hz.plainSlice = 1
+		return true
+	}
 	return false
 }
 
 //go:nosplit
-func isHazardToken(a, n uintptr) bool { return strEq(a, n, "kcompare=noguard") }
+func isHazardToken(a, n uintptr) bool {
+	return strEq(a, n, "kcompare=noguard") || strEq(a, n, "kslice=plain")
+}
