@@ -259,11 +259,11 @@ func (k *kstate) lockCheck(cur int32, expired bool) (run, yield bool) {
 		}
 		return false, true
 	}
-	if k.hazardPlainSlice() { // test hook: always false in the shipped kernel
-		return false, false
-	}
-	if k.alock.extends >= lockMaxExtends {
+	if k.hazardPlainSlice() || k.alock.extends >= lockMaxExtends { // hazardPlainSlice: always false in the shipped kernel
+		// The slice ends with the lock held (extensions ran out):
+		// cur is descheduled anyway; remember where.
 		k.stats.lockOverruns++
+		k.stats.lastHoldTid, k.stats.lastHoldPC = t.tid, t.fr[fEPC]
 		return false, false
 	}
 	k.alock.extends++

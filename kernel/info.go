@@ -33,11 +33,13 @@ type Info struct {
 	// The runtime's 64-bit atomic spinlock (kernel/atomiclock_mipsx.go):
 	// AtomicLock is its address (0: the kernel did not find it);
 	// LockExtends counts time slices extended because it was held at
-	// their end, LockOverruns extensions that ran out (the thread was
-	// preempted anyway), LockSpinTraps traps that found a thread spinning
-	// on it while another held it. LastSpinTid is the last such thread,
-	// LastSpinPC the 64-bit atomic it was in, LastSpinCaller that
-	// atomic's caller (PCs: runtime.FuncForPC names them).
+	// their end, LockOverruns slices that ended with it held anyway
+	// (the extensions ran out, or kslice=plain), LockSpinTraps traps
+	// that found a thread spinning on it while another held it.
+	// LastSpinTid is the last such thread, LastSpinPC the 64-bit atomic
+	// it was in, LastSpinCaller that atomic's caller; LastHoldTid and
+	// LastHoldPC the last thread descheduled with the lock held and
+	// where it was (PCs: runtime.FuncForPC names them).
 	AtomicLock     uint32
 	LockExtends    uint32
 	LockOverruns   uint32
@@ -45,6 +47,8 @@ type Info struct {
 	LastSpinTid    uint32
 	LastSpinPC     uint32
 	LastSpinCaller uint32
+	LastHoldTid    uint32
+	LastHoldPC     uint32
 }
 
 // CacheWriteBack is the Config.K0 value for cacheable, noncoherent,

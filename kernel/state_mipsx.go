@@ -193,10 +193,12 @@ type kstats struct {
 	timerWrites, timerMissed, idleStalls                       uint32
 	// The runtime's 64-bit atomic lock (atomiclock_mipsx.go): slices
 	// extended because it was held, extensions that ran out (preempted
-	// anyway), traps that found a thread spinning on it, and the last
-	// spinner's tid, return address (the atomic) and that one's caller.
+	// anyway, or kslice=plain), traps that found a thread spinning on
+	// it, and the last spinner's tid, return address (the atomic) and
+	// that one's caller.
 	lockExtends, lockOverruns, lockSpinTraps uint32
 	lastSpinTid, lastSpinRA, lastSpinCaller  uint32
+	lastHoldTid, lastHoldPC                  uint32 // the last thread descheduled with the lock held, and where
 }
 
 // Kernel command-line switches.

@@ -199,6 +199,9 @@ func main() {
 		fmt.Printf("fwdloop: last spinner tid=%d in %s called from %s\n", in.LastSpinTid,
 			funcName(in.LastSpinPC), funcName(in.LastSpinCaller))
 	}
+	if in.LockOverruns != 0 {
+		fmt.Printf("fwdloop: last descheduled holder tid=%d at %s\n", in.LastHoldTid, funcName(in.LastHoldPC+4))
+	}
 	fmt.Println("fwdloop: done")
 }
 
