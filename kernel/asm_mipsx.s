@@ -654,3 +654,9 @@ monoslow:
 	EHB
 	MOVB	R0, ok+8(FP)
 	RET
+
+// func atomicXadd64PC() uintptr
+TEXT ·atomicXadd64PC(SB),NOSPLIT|NOFRAME,$0-4
+	MOVW	$internal∕runtime∕atomic·Xadd64(SB), R1
+	MOVW	R1, ret+0(FP)
+	RET

@@ -171,6 +171,7 @@ func boot(argc, argv, envp, memsize, loaderConfig uint32) (sp, status uint32) {
 		*(*byte)(unsafePointer(a)) = 0
 	}
 	k.addVMA(k.mem.dataStart, k.mem.dataEnd, protRead|protWrite)
+	k.findAtomicLock()
 
 	// Interrupt controllers: every line masked but the console's.
 	k.rootPins = platformInit() & 0x7c // IP2-IP6: IP0/1 are software, IP7 the timer

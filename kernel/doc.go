@@ -49,8 +49,20 @@
 // hazard-injection hooks: a system call that makes a Compare write land
 // after its deadline, and the switch kcompare=noguard, which trusts every
 // Compare write instead of re-reading Count (a deadline Count has passed
-// when the write lands is then signalled only after Count wraps). The
-// shipped kernel contains neither.
+// when the write lands is then signalled only after Count wraps), and
+// the switch kslice=plain, which ends time slices without regard to the Go
+// runtime's 64-bit atomic spinlock (see below). The shipped kernel
+// contains none of them.
+//
+// Time slices (10 ms between runnable threads) do not end while the Go
+// runtime's 64-bit atomic spinlock is held: on mips32 every 64-bit atomic
+// takes that one lock, and a holder descheduled inside it used to leave
+// the next thread (often sysmon) spinning for a whole slice. The kernel
+// finds the lock word at boot by decoding the runtime's Xadd64, extends a
+// slice ending while it is held by 20 µs at a time (at most 8 times), and
+// switches a thread found spinning on it away at once
+// (atomiclock_mipsx.go; Info.AtomicLock, LockExtends, LockOverruns,
+// LockSpinTraps).
 //
 // A program becomes firmware by importing its board package, for example
 // import _ "github.com/gowrt/gowrt/board/malta".

@@ -20,6 +20,9 @@ func (k *kstate) hazardHold(c uint32) {}
 func (k *kstate) hazardTrustWrite() bool { return false }
 
 //go:nosplit
+func (k *kstate) hazardPlainSlice() bool { return false }
+
+//go:nosplit
 func (k *kstate) hazardSyscall(fr *frame, t *thread, nr, op, arg uint32) bool { return false }
 
 //go:nosplit

@@ -20,7 +20,10 @@ package kernel
 //     writes, so the write lands late whatever the speed of the CPU or
 //     emulator;
 //   - boot switch kcompare=noguard: arm trusts every Compare write (it does
-//     not re-read Count), as a kernel without the guard would.
+//     not re-read Count), as a kernel without the guard would;
+//   - boot switch kslice=plain: time slices end whether or not the runtime's
+//     64-bit atomic lock is held, and spinners are not switched away, as in
+//     a kernel without atomiclock_mipsx.go (its spinners are still counted).
 
 // Operations of sysGowrtHazard.
 const (
@@ -30,10 +33,19 @@ const (
 )
 
 type hazardState struct {
-	late  int64  // deadline of a hazardOpLateSleep not yet served, 0 = none
-	held  uint32 // Compare writes held back so far
-	trust uint32 // kcompare=noguard: do not re-read Count after writing Compare
+	late int64  // deadline of a hazardOpLateSleep not yet served, 0 = none
+	held uint32 // Compare writes held back so far
+	// switches holds the boot switches (bootTestSwitch's bits):
+	// hzNoGuard (kcompare=noguard) makes arm trust its Compare writes (no
+	// re-read of Count); hzPlainSlice (kslice=plain) ends slices and lets
+	// spinners spin whether or not the runtime's atomic lock is held.
+	switches uint32
 }
+
+const (
+	hzNoGuard    = 1
+	hzPlainSlice = 2
+)
 
 // hazardLateWrite tells arm, programming Compare for deadline, to write
 // even if Compare already holds that deadline and to hold the write back
@@ -66,7 +78,13 @@ func (k *kstate) hazardHold(c uint32) {
 // hazardTrustWrite reports whether arm is to skip its guard.
 //
 //go:nosplit
-func (k *kstate) hazardTrustWrite() bool { return k.hz.trust != 0 }
+func (k *kstate) hazardTrustWrite() bool { return k.hz.switches&hzNoGuard != 0 }
+
+// hazardPlainSlice reports whether slices end and spinners spin as if the
+// kernel did not know the runtime's atomic lock (kslice=plain).
+//
+//go:nosplit
+func (k *kstate) hazardPlainSlice() bool { return k.hz.switches&hzPlainSlice != 0 }
 
 // hazardSyscall serves sysGowrtHazard; it reports false for other calls.
 //
@@ -79,7 +97,7 @@ func (k *kstate) hazardSyscall(fr *frame, t *thread, nr, op, arg uint32) bool {
 	case hazardOpHeld:
 		ok(fr, k.hz.held)
 	case hazardOpGuard:
-		ok(fr, 1-k.hz.trust)
+		ok(fr, 1-k.hz.switches&hzNoGuard)
 	case hazardOpLateSleep:
 		if arg < 1_000 || arg > 1_000_000 {
 			fail(fr, eINVAL)
@@ -95,16 +113,30 @@ func (k *kstate) hazardSyscall(fr *frame, t *thread, nr, op, arg uint32) bool {
 	return true
 }
 
-// hazardToken consumes the hazard boot switches.
+// hazardToken consumes the hazard boot switches. It stays small enough to
+// be inlined into the boot code, which the discipline walk does not cover
+// (only hazard hooks reachable from the trap entry are walked).
 //
 //go:nosplit
 func (k *kstate) hazardToken(a, n uintptr) bool {
-	if strEq(a, n, "kcompare=noguard") {
-		k.hz.trust = 1
-		return true
-	}
-	return false
+	f := bootTestSwitch(a, n)
+	k.hz.switches |= f
+	return f != 0
 }
 
 //go:nosplit
-func isHazardToken(a, n uintptr) bool { return strEq(a, n, "kcompare=noguard") }
+func isHazardToken(a, n uintptr) bool { return bootTestSwitch(a, n) != 0 }
+
+// bootTestSwitch returns the switch's bit (hzNoGuard, hzPlainSlice), 0
+// for anything else. Boot only.
+//
+//go:nosplit
+func bootTestSwitch(a, n uintptr) uint32 {
+	switch {
+	case strEq(a, n, "kcompare=noguard"):
+		return hzNoGuard
+	case strEq(a, n, "kslice=plain"):
+		return hzPlainSlice
+	}
+	return 0
+}

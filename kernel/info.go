@@ -30,6 +30,25 @@ type Info struct {
 	// attribute, which the kernel sets to CacheWriteBack at entry.
 	Config       uint32
 	LoaderConfig uint32
+	// The runtime's 64-bit atomic spinlock (kernel/atomiclock_mipsx.go):
+	// AtomicLock is its address (0: the kernel did not find it);
+	// LockExtends counts time slices extended because it was held at
+	// their end, LockOverruns slices that ended with it held anyway
+	// (the extensions ran out, or kslice=plain), LockSpinTraps traps
+	// that found a thread spinning on it while another held it.
+	// LastSpinTid is the last such thread, LastSpinPC the 64-bit atomic
+	// it was in, LastSpinCaller that atomic's caller; LastHoldTid and
+	// LastHoldPC the last thread descheduled with the lock held and
+	// where it was (PCs: runtime.FuncForPC names them).
+	AtomicLock     uint32
+	LockExtends    uint32
+	LockOverruns   uint32
+	LockSpinTraps  uint32
+	LastSpinTid    uint32
+	LastSpinPC     uint32
+	LastSpinCaller uint32
+	LastHoldTid    uint32
+	LastHoldPC     uint32
 }
 
 // CacheWriteBack is the Config.K0 value for cacheable, noncoherent,

@@ -176,6 +176,7 @@ type kstate struct {
 	calibTicks uint32 // Count ticks spent calibrating the clock at boot
 	stats      kstats
 	hz         hazardState // test hooks (-tags gowrt_hazard); empty in the shipped kernel
+	alock      atomicLock  // the runtime's 64-bit atomic spinlock
 	ramSize    uint32
 	boardName  [16]byte
 	cmdline    [256]byte
@@ -190,6 +191,14 @@ type kstate struct {
 type kstats struct {
 	traps, syscalls, interrupts, switches, signals, pageFaults uint32
 	timerWrites, timerMissed, idleStalls                       uint32
+	// The runtime's 64-bit atomic lock (atomiclock_mipsx.go): slices
+	// extended because it was held, extensions that ran out (preempted
+	// anyway, or kslice=plain), traps that found a thread spinning on
+	// it, and the last spinner's tid, return address (the atomic) and
+	// that one's caller.
+	lockExtends, lockOverruns, lockSpinTraps uint32
+	lastSpinTid, lastSpinRA, lastSpinCaller  uint32
+	lastHoldTid, lastHoldPC                  uint32 // the last thread descheduled with the lock held, and where
 }
 
 // Kernel command-line switches.

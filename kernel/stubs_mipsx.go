@@ -30,3 +30,8 @@ func dcacheWbInv(addr, n uintptr)
 // the loader's Config in R2, outside the Go calling convention).
 func setCacheK0()
 func bssEnd() uintptr
+
+// atomicXadd64PC returns the address of internal/runtime/atomic.Xadd64
+// (pushed by atomic_mipsx.go's //go:linkname, so the linker allows the
+// reference; see atomiclock_mipsx.go).
+func atomicXadd64PC() uintptr

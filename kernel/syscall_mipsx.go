@@ -656,6 +656,10 @@ func (k *kstate) info(fr *frame, buf uintptr, size uint32) {
 	in.ColourMisses = k.mem.colourMisses
 	in.Config = readConfig()
 	in.LoaderConfig = k.loaderConfig
+	in.AtomicLock = uint32(k.alock.addr)
+	in.LockExtends, in.LockOverruns, in.LockSpinTraps = k.stats.lockExtends, k.stats.lockOverruns, k.stats.lockSpinTraps
+	in.LastSpinTid, in.LastSpinPC, in.LastSpinCaller = k.stats.lastSpinTid, k.stats.lastSpinRA, k.stats.lastSpinCaller
+	in.LastHoldTid, in.LastHoldPC = k.stats.lastHoldTid, k.stats.lastHoldPC
 	if !k.copyOut(buf, uintptrOfInfo(&in), uintptr(size)) {
 		fail(fr, eFAULT)
 		return

@@ -276,6 +276,14 @@ func (k *kstate) schedule(yield bool) {
 			k.stats.switches++
 			k.cur = next
 			k.sliceEnd = now + sliceNs
+			k.alock.extends = 0
+			if next != idleTid && !k.hazardPlainSlice() && k.atomicLockHeld() {
+				// The holder was descheduled anyway (an overrun,
+				// or the switch is to it): look again soon, so
+				// that a thread which spins on it does not spin
+				// out a whole slice.
+				k.sliceEnd = now + lockExtendNs
+			}
 		}
 		if next == idleTid {
 			k.runnable = 0
@@ -329,8 +337,19 @@ func (k *kstate) pick(now int64, yield bool) (next int32, others int) {
 		return idleTid, nrun
 	}
 	curRunnable := cur != idleTid && k.th(cur).state == tRunnable
-	if curRunnable && !yield && (nrun == 1 || now < k.sliceEnd) {
-		return cur, nrun - 1
+	if curRunnable && !yield {
+		// A slice does not end inside the runtime's 64-bit atomic
+		// lock, and a thread spinning on it gives up the CPU
+		// (atomiclock_mipsx.go).
+		expired := nrun > 1 && now >= k.sliceEnd
+		run, spinner := k.lockCheck(cur, expired)
+		if run {
+			k.sliceEnd = now + lockExtendNs
+			return cur, nrun - 1
+		}
+		if !expired && !(spinner && nrun > 1) {
+			return cur, nrun - 1
+		}
 	}
 	// Round robin from the slot after cur.
 	start := cur + 1
