@@ -14,6 +14,7 @@ import (
 	"github.com/gowrt/gowrt/busdma"
 	"github.com/gowrt/gowrt/busdma/mipsdma"
 	"github.com/gowrt/gowrt/intr"
+	"github.com/gowrt/gowrt/intr/kernelirq"
 	"github.com/gowrt/gowrt/kernel"
 	"github.com/gowrt/gowrt/soc/ar71xx"
 )
@@ -125,7 +126,7 @@ func bringUp(b *boardfile.Board) ([]board.Port, error) {
 	if err != nil {
 		return nil, fmt.Errorf("router: DMA: %w", err)
 	}
-	hw := &hardware{dma: plat, disp: intr.NewDispatcher(rootController{}, &kernelSource{})}
+	hw := &hardware{dma: plat, disp: kernelirq.NewDispatcher(rootController)}
 	hw.disp.OnError = func(line int, err error) { fmt.Printf("router: interrupt line %d: %v\n", line, err) }
 	s, err := hw.SoC()
 	if err != nil {
