@@ -299,21 +299,27 @@ func (b *Board) Kick() {
 	}
 }
 
-// clock runs the models: in bursts while they make progress, otherwise
-// when kicked, and at least every 200 µs (timers inside the models, the
-// driver's register writes that start an engine).
+// clock runs the models (runClock).
 func (b *Board) clock() {
 	defer b.wg.Done()
+	runClock(b.sys, b.kick, b.stop)
+}
+
+// runClock runs a board's models: in bursts while they make progress,
+// otherwise when kicked, and at least every 200 µs (timers inside the
+// models, the driver's register writes that start an engine), until stop
+// is closed.
+func runClock(sys *hwsim.System, kick, stop <-chan struct{}) {
 	t := time.NewTicker(200 * time.Microsecond)
 	defer t.Stop()
 	for {
-		if b.sys.Sched.Settle(64) > 0 {
+		if sys.Sched.Settle(64) > 0 {
 			continue
 		}
 		select {
-		case <-b.stop:
+		case <-stop:
 			return
-		case <-b.kick:
+		case <-kick:
 		case <-t.C:
 		}
 	}

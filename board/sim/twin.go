@@ -370,19 +370,7 @@ func (t *Twin) Close() error {
 
 func (t *Twin) clock() {
 	defer t.wg.Done()
-	tk := time.NewTicker(200 * time.Microsecond)
-	defer tk.Stop()
-	for {
-		if t.sys.Sched.Settle(64) > 0 {
-			continue
-		}
-		select {
-		case <-t.stop:
-			return
-		case <-t.kick:
-		case <-tk.C:
-		}
-	}
+	runClock(t.sys, t.kick, t.stop)
 }
 
 // SetCarrier plugs (true) or pulls (false) the socket's cable.
