@@ -62,14 +62,7 @@ func newRig(t testing.TB, withWAN ...bool) *rig {
 		t.Fatal(err)
 	}
 	cfg := router.Config{Board: "sim"}
-	for _, p := range ports {
-		rp := router.Port{Name: p.Name, NIC: p.NIC}
-		if p.Role == board.WAN {
-			cfg.WAN = &rp
-			continue
-		}
-		cfg.LAN = append(cfg.LAN, rp)
-	}
+	testrouter.AddPorts(&cfg, ports)
 	if g.r, err = router.New(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -415,14 +408,7 @@ func startSimRouter(t testing.TB, prefix string, seed uint64, report func(string
 		t.Fatal(err)
 	}
 	cfg.Board = "sim"
-	for _, p := range ports {
-		rp := router.Port{Name: p.Name, NIC: p.NIC}
-		if p.Role == board.WAN {
-			cfg.WAN = &rp
-		} else {
-			cfg.LAN = append(cfg.LAN, rp)
-		}
-	}
+	testrouter.AddPorts(&cfg, ports)
 	r, err := router.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -83,14 +83,7 @@ func runTwin(t *testing.T, b *boardfile.Board, n int) {
 		t.Fatal(err)
 	}
 	cfg.Board = b.Name
-	for _, p := range ports {
-		rp := router.Port{Name: p.Name, NIC: p.NIC}
-		if p.Role == board.WAN {
-			cfg.WAN = &rp
-		} else {
-			cfg.LAN = append(cfg.LAN, rp)
-		}
-	}
+	testrouter.AddPorts(&cfg, ports)
 	r, err := router.New(cfg)
 	if err != nil {
 		t.Fatal(err)

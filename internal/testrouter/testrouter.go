@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/gowrt/gowrt/board"
 	"github.com/gowrt/gowrt/config/uci"
 	"github.com/gowrt/gowrt/net/dhcp/dhcpd"
 	"github.com/gowrt/gowrt/net/firewall"
@@ -62,4 +63,17 @@ func Config() (router.Config, error) {
 		DHCP:       router.DHCPServer{Static: []dhcpd.StaticLease{{MAC: mac, IP: netip.MustParseAddr(StaticIP), Hostname: StaticName}}},
 		NTPServers: []string{NTPServer},
 	}, nil
+}
+
+// AddPorts adds a board's ports to cfg: its WAN port as the WAN, the
+// others as br-lan's ports.
+func AddPorts(cfg *router.Config, ports []board.Port) {
+	for _, p := range ports {
+		rp := router.Port{Name: p.Name, NIC: p.NIC}
+		if p.Role == board.WAN {
+			cfg.WAN = &rp
+			continue
+		}
+		cfg.LAN = append(cfg.LAN, rp)
+	}
 }
