@@ -413,22 +413,22 @@ func FuzzParseKeyFrame(f *testing.F) {
 		if err != nil {
 			return
 		}
-		// What parses re-marshals to the same octets (up to the
-		// 802.1X body length).
+		// What parses re-marshals to the same octets but the 802.1X
+		// body length, which may cover octets after the key data.
 		k.Version = b[0]
 		if k.Version == 0 {
 			return // Marshal writes its own version for 0
 		}
 		m := k.Marshal()
-		if !bytes.Equal(m, b[:len(m)]) {
+		if !bytes.Equal(m[:2], b[:2]) || !bytes.Equal(m[4:], b[4:len(m)]) {
 			t.Fatalf("re-marshal differs:\n%x\n%x", m, b)
 		}
 		_ = VerifyKeyFrameMIC(kck[:], b)
 		// Feeding it to both state machines never panics.
-		q := newPair(t, "correct horse", "correct horse", nil)
-		q.auth.Start(q.now)
-		q.auth.Receive(b, q.now)
-		q.supp.Receive(b)
+		a := NewAuthenticator(p.cfg, staAddr, p.cfg.RSNE)
+		a.Start(p.now)
+		a.Receive(b, p.now)
+		NewSupplicant(p.supp.cfg).Receive(b)
 	})
 }
 
