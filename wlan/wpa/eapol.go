@@ -65,6 +65,7 @@ type KeyFrame struct {
 	Nonce     [NonceLen]byte
 	IV        [16]byte
 	RSC       uint64 // Key RSC, little-endian on the wire (PN order)
+	Reserved  [8]byte
 	MIC       [micLen]byte
 	KeyData   []byte // as on the wire: encrypted when KeyInfoEncrypted
 }
@@ -119,6 +120,7 @@ func (k *KeyFrame) parse(b []byte) error {
 	copy(k.Nonce[:], b[offNonce:])
 	copy(k.IV[:], b[offIV:])
 	k.RSC = binary.LittleEndian.Uint64(b[offRSC:])
+	copy(k.Reserved[:], b[offReserved:])
 	copy(k.MIC[:], b[offMIC:])
 	n := int(binary.BigEndian.Uint16(b[offKeyDataLen:]))
 	if keyFrameLen+n > len(b) {
@@ -145,6 +147,7 @@ func (k *KeyFrame) Marshal() []byte {
 	copy(b[offNonce:], k.Nonce[:])
 	copy(b[offIV:], k.IV[:])
 	binary.LittleEndian.PutUint64(b[offRSC:], k.RSC)
+	copy(b[offReserved:], k.Reserved[:])
 	copy(b[offMIC:], k.MIC[:])
 	binary.BigEndian.PutUint16(b[offKeyDataLen:], uint16(len(k.KeyData)))
 	copy(b[keyFrameLen:], k.KeyData)
