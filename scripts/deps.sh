@@ -38,6 +38,7 @@ deps=(
 	u-boot-tools:mkimage # fwimage: mkimage -l and dumpimage check the uImages
 	xz-utils:xz          # fwimage: unpacks the LZMA payload as a second decoder
 	openssl:openssl      # sysupgrade: its ed25519 keys and signatures checked against OpenSSL
+	tshark:tshark        # wlan/wpa: Wireshark decrypts the WPA2 handshake and CCMP frames
 )
 
 present() {
