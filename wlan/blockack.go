@@ -15,7 +15,7 @@ const (
 )
 
 // MaxBAWindow is the largest Block Ack buffer size HT uses (802.11-2016
-// 10.24.2: 64 with a compressed bitmap).
+// 10.24: 64 with a compressed bitmap).
 const MaxBAWindow = 64
 
 // Errors of action and Block Ack parsing.

@@ -315,7 +315,7 @@ func (h *Header) TID() uint8 {
 	return NonQoSTID
 }
 
-// DA, SA, BSSID... by the To/From DS bits (802.11-2016 Table 9-26).
+// Address roles by the To/From DS bits (802.11-2016 Table 9-26).
 
 // TA returns the transmitter address (Addr2), zero for ACK and CTS.
 func (h *Header) TA() MAC { return h.Addr2 }

@@ -10,7 +10,7 @@ const NonQoSTID = NumTIDs
 
 // Sequencer allocates transmit sequence numbers for one receiver: one
 // counter per TID for QoS data and one shared by every other frame, as
-// 802.11-2016 10.3.2.14.2 requires (the per-<RA, TID> counters of QoS data,
+// 802.11-2016 10.3.2.14 requires (the per-<RA, TID> counters of QoS data,
 // the single modulo-4096 counter for management and non-QoS data). The
 // zero value starts every counter at 0. Group-addressed QoS data shares the
 // non-QoS counter there too; give that traffic its own Sequencer with tid

@@ -1,6 +1,6 @@
 // Package reorder holds the receive side of 802.11 sequence numbers: the
 // duplicate filter every frame passes (802.11-2016 10.3.2.14) and the
-// Block Ack reorder buffer of an HT Block Ack agreement (10.24.6, the
+// Block Ack reorder buffer of an HT Block Ack agreement (10.24, the
 // receive reordering buffer control).
 //
 // Both know that the subframes of one A-MSDU share one MPDU and so one
@@ -18,7 +18,7 @@ import "github.com/gowrt/gowrt/wlan"
 // station entry that owns it is the TA): the last sequence control seen
 // per TID for QoS data, and one shared entry for management and non-QoS
 // data (wlan.NonQoSTID). A frame with the Retry bit whose sequence and
-// fragment number equal the cached ones is a duplicate (10.3.2.14.3). The
+// fragment number equal the cached ones is a duplicate (10.3.2.14). The
 // zero value is ready.
 type DupFilter struct {
 	last [wlan.NumTIDs + 1]dupEntry

@@ -14,7 +14,7 @@ const (
 	// delivered or skipped.
 	Queued Verdict = iota
 	// DropOld: the sequence number is behind the window (delivered or
-	// skipped already, 802.11-2016 10.24.6.4 discards it).
+	// skipped already, 802.11-2016 10.24 discards it).
 	DropOld
 	// DropDup: a frame with that sequence number is already buffered.
 	DropDup
@@ -24,7 +24,17 @@ const (
 )
 
 func (v Verdict) String() string {
-	return [...]string{"queued", "old", "duplicate", "full"}[v]
+	switch v {
+	case Queued:
+		return "queued"
+	case DropOld:
+		return "old"
+	case DropDup:
+		return "duplicate"
+	case DropFull:
+		return "full"
+	}
+	return "unknown"
 }
 
 // Stats counts what a Buffer did.
@@ -38,7 +48,7 @@ type Stats struct {
 	Skipped  uint64 // holes skipped by a window move (frames never received)
 }
 
-// MaxWindow is the largest reorder window (802.11-2016 10.24.2 with the
+// MaxWindow is the largest reorder window (802.11-2016 10.24 with the
 // compressed bitmap HT uses: 64).
 const MaxWindow = wlan.MaxBAWindow
 
@@ -202,7 +212,7 @@ func (b *Buffer[T]) add(sn uint16, v T, now time.Time) (Verdict, int32) {
 	}
 	if d >= b.size {
 		// Beyond the window: move it so that sn is its last entry
-		// (10.24.6.4: WinEnd = SN, WinStart = WinEnd − WinSize + 1).
+		// (10.24: WinEnd = SN, WinStart = WinEnd − WinSize + 1).
 		b.advance((sn-b.size+1)%wlan.SeqModulo, &b.Stats.Skipped)
 	}
 	s := b.slot(sn)
@@ -300,7 +310,7 @@ func (b *Buffer[T]) Pop() (T, bool) {
 }
 
 // MoveWindow handles a BlockAckReq with starting sequence number ssn
-// (10.24.6.3): frames before ssn are released in order, the holes among
+// (10.24): frames before ssn are released in order, the holes among
 // them given up, and the window starts at ssn. An ssn at or behind the
 // window start changes nothing.
 func (b *Buffer[T]) MoveWindow(ssn uint16) {

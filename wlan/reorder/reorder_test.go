@@ -72,7 +72,7 @@ func TestDuplicateAndOldDropped(t *testing.T) {
 }
 
 // TestAheadMovesWindow: a frame beyond WinEnd moves the window so that it
-// is the last entry, releasing what falls out (10.24.6.4).
+// is the last entry, releasing what falls out (10.24).
 func TestAheadMovesWindow(t *testing.T) {
 	b := New[int](0, 8, 64, time.Second)
 	b.Add(2, 2, t0)
