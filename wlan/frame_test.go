@@ -463,6 +463,23 @@ func TestDataPathAllocs(t *testing.T) {
 	}
 }
 
+// TestBeaconBuildAllocs: a beacon is rebuilt every beacon interval (its
+// TIM changes), into a buffer the AP keeps.
+func TestBeaconBuildAllocs(t *testing.T) {
+	buf := make([]byte, 0, 512)
+	ies := []byte{0, 5, 'g', 'o', 'w', 'r', 't', 3, 1, 6}
+	var seq Sequencer
+	n := testing.AllocsPerRun(1000, func() {
+		b := AppendMgmtHeader(buf[:0], KindBeacon, 0, Broadcast, apMAC, apMAC, seq.Next(NonQoSTID))
+		bc := Beacon{Timestamp: 1, Interval: 100, Capability: CapESS, IEs: ies}
+		b = bc.Append(b)
+		_ = b
+	})
+	if n != 0 {
+		t.Fatalf("%v allocations per beacon", n)
+	}
+}
+
 func BenchmarkParseQoSData(b *testing.B) {
 	h := Header{FC: NewFrameControl(KindQoSData, FlagToDS), Addr1: apMAC, Addr2: staMAC, Addr3: lanMAC}
 	frame := append(AppendHeader(nil, &h), make([]byte, 1500)...)

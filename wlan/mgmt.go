@@ -244,7 +244,8 @@ func AppendReason(dst []byte, reason uint16) []byte {
 }
 
 // AppendMgmtHeader appends a management frame header: to da from sa in
-// bssid's BSS, sequence number seq, fragment 0.
+// bssid's BSS, sequence number seq, fragment 0. FlagOrder is cleared:
+// the header written has no HT Control field.
 func AppendMgmtHeader(dst []byte, k Kind, flags FrameControl, da, sa, bssid MAC, seq uint16) []byte {
 	h := Header{FC: NewFrameControl(k, flags&^FlagOrder), Addr1: da, Addr2: sa, Addr3: bssid, Seq: NewSeqControl(seq, 0)}
 	return AppendHeader(dst, &h)

@@ -137,18 +137,23 @@ func FromOperation(b Band, dsChannel uint8, ht *ie.HTOperation, vht *ie.VHTOpera
 	// width in its supported set (9.4.2.57, STA Channel Width).
 	if ht.AnyWidth && ht.SecondaryOffset != ie.SecondaryNone {
 		c.Width = Width40
-		if ht.SecondaryOffset == ie.SecondaryAbove {
-			c.Center1 = c.Primary + 2
-		} else {
-			c.Center1 = c.Primary - 2
-		}
-		secondary := int(c.Primary) + 4
-		if ht.SecondaryOffset == ie.SecondaryBelow {
+		var secondary int
+		switch ht.SecondaryOffset {
+		case ie.SecondaryAbove:
+			secondary = int(c.Primary) + 4
+		case ie.SecondaryBelow:
 			secondary = int(c.Primary) - 4
+		default:
+			return Channel{}, ErrSecondary // the reserved value 2
 		}
-		if secondary < 1 || secondary > 255 || Freq(b, uint8(secondary)) == 0 || (b == Band2GHz && secondary > 13) {
+		// The secondary channel must exist and lie 20 MHz from the
+		// primary: this also refuses channel 14, whose irregular
+		// spacing leaves no 40 MHz pair.
+		if secondary < 1 || secondary > 255 || Freq(b, uint8(secondary)) == 0 ||
+			absInt(Freq(b, uint8(secondary))-Freq(b, c.Primary)) != 20 {
 			return Channel{}, ErrSecondary
 		}
+		c.Center1 = uint8((int(c.Primary) + secondary) / 2)
 	}
 	if vht == nil || b != Band5GHz || vht.ChannelWidth == ie.VHTWidth2040 {
 		return c, nil
@@ -211,4 +216,11 @@ func absDiff(a, b uint8) int {
 		return int(a - b)
 	}
 	return int(b - a)
+}
+
+func absInt(a int) int {
+	if a < 0 {
+		return -a
+	}
+	return a
 }
