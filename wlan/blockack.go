@@ -19,10 +19,7 @@ const (
 const MaxBAWindow = 64
 
 // Errors of action and Block Ack parsing.
-var (
-	ErrNotBlockAck = errors.New("wlan: not a Block Ack action frame")
-	ErrBARVariant  = errors.New("wlan: only the compressed Block Ack variant is handled")
-)
+var ErrBARVariant = errors.New("wlan: only the compressed Block Ack variant is handled")
 
 // ParseAction splits an action frame body into category, action and the
 // rest (802.11-2016 9.3.3.14).
