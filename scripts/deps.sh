@@ -38,7 +38,7 @@ deps=(
 	u-boot-tools:mkimage # fwimage: mkimage -l and dumpimage check the uImages
 	xz-utils:xz          # fwimage: unpacks the LZMA payload as a second decoder
 	openssl:openssl      # sysupgrade: its ed25519 keys and signatures checked against OpenSSL
-	tshark:tshark        # wlan/wpa: Wireshark decrypts the WPA2 handshake and CCMP frames
+	tshark:tshark # wlan, wlan/wpa: Wireshark reads the 802.11 frames and decrypts the WPA2 handshake and CCMP (its debconf question about non-root capture takes the default, no, under DEBIAN_FRONTEND=noninteractive)
 )
 
 present() {
