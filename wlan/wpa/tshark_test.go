@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gowrt/gowrt/internal/pcap"
 	"github.com/gowrt/gowrt/wlan/ccmp"
 	"github.com/gowrt/gowrt/wlan/wpa"
 )
@@ -31,37 +32,26 @@ var (
 	tsSTA = [6]byte{0x02, 0x00, 0x00, 0x00, 0x02, 0x00}
 )
 
-// pcapWriter writes a classic pcap file of raw 802.11 frames
-// (LINKTYPE_IEEE802_11 = 105, no FCS). A minimal writer kept in the test:
-// the shared pcap package belongs to the frame layer.
+// pcapWriter collects raw 802.11 frames (LINKTYPE_IEEE802_11, no FCS)
+// for tshark, a millisecond apart.
 type pcapWriter struct {
 	buf bytes.Buffer
+	w   *pcap.Writer
 	ts  time.Time
+	err error
 }
-
-const linktypeIEEE80211 = 105
 
 func newPcap() *pcapWriter {
-	w := &pcapWriter{ts: time.Unix(1_800_000_000, 0)}
-	var h [24]byte
-	binary.LittleEndian.PutUint32(h[0:], 0xa1b2c3d4) // microsecond timestamps
-	binary.LittleEndian.PutUint16(h[4:], 2)
-	binary.LittleEndian.PutUint16(h[6:], 4)
-	binary.LittleEndian.PutUint32(h[16:], 65535)
-	binary.LittleEndian.PutUint32(h[20:], linktypeIEEE80211)
-	w.buf.Write(h[:])
-	return w
+	p := &pcapWriter{ts: time.Unix(1_800_000_000, 0)}
+	p.w, p.err = pcap.NewWriter(&p.buf, pcap.LinkTypeIEEE80211, 65535)
+	return p
 }
 
-func (w *pcapWriter) add(frame []byte) {
-	w.ts = w.ts.Add(time.Millisecond)
-	var h [16]byte
-	binary.LittleEndian.PutUint32(h[0:], uint32(w.ts.Unix()))
-	binary.LittleEndian.PutUint32(h[4:], uint32(w.ts.Nanosecond()/1000))
-	binary.LittleEndian.PutUint32(h[8:], uint32(len(frame)))
-	binary.LittleEndian.PutUint32(h[12:], uint32(len(frame)))
-	w.buf.Write(h[:])
-	w.buf.Write(frame)
+func (p *pcapWriter) add(frame []byte) {
+	p.ts = p.ts.Add(time.Millisecond)
+	if p.err == nil {
+		p.err = p.w.WritePacket(p.ts, frame)
+	}
 }
 
 var seq uint16
@@ -225,6 +215,9 @@ func capture(t *testing.T, corrupt string) (path string, tk [16]byte) {
 	w.add(protect(t, apKey, append(hdr(0x08, 0x02, tsSTA, tsAP, tsAP), icmpBody(1, 100)...)))
 
 	p := filepath.Join(t.TempDir(), "wpa.pcap")
+	if w.err != nil {
+		t.Fatal(w.err)
+	}
 	if err := os.WriteFile(p, w.buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
