@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -144,6 +145,9 @@ func natBench(b *testing.B, board string, i int, mode string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	s.burst(b, frame, benchFrames/10)
+	if dir := os.Getenv("GOWRT_NATBENCH_PROFILE"); dir != "" {
+		natProfile(b, ns, s, filepath.Join(dir, board+"-"+mode+".pprof"), frame)
+	}
 	for _, size := range benchFrameSizes {
 		b.Run(strconv.Itoa(size), func(b *testing.B) {
 			var sum natReport
@@ -186,6 +190,24 @@ func natBench(b *testing.B, board string, i int, mode string) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+// natProfile takes a CPU profile of the firmware (progs/natbench's
+// profile-start and profile-stop) over profileBursts bursts of frame, and
+// fetches it over the LAN into file: with -icount its samples count
+// instructions. The profiler's signals cost instructions of their own,
+// so the profiling run is separate from the measured windows.
+func natProfile(b *testing.B, ns *netns.NS, s *injector, file string, frame []byte) {
+	const profileBursts = 5
+	if r := s.control(b, "profile-start"); r != "profiling" {
+		b.Fatalf("profile-start: %s", r)
+	}
+	for range profileBursts {
+		s.burst(b, frame, benchFrames)
+	}
+	b.Logf("profile-stop: %s", s.control(b, "profile-stop"))
+	ns.Must(b, "curl", "-sS", "--max-time", "60", "-o", file, "http://192.168.1.1:6060/natbench.pprof")
+	b.Logf("profile in %s", file)
 }
 
 var (
