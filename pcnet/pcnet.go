@@ -323,8 +323,10 @@ func (n *NIC) MACAddress() gnet.MAC { return n.mac }
 // MTU implements net.NIC.
 func (n *NIC) MTU() int { return gnet.DefaultMTU }
 
-// Capabilities implements net.NIC: none (one buffer per frame).
-func (n *NIC) Capabilities() gnet.Capabilities { return 0 }
+// Capabilities implements net.NIC: Transmit copies the frame into the
+// ring slot's buffer and releases it before it returns (CapTxCopy), from
+// any number of segments (CapScatterGather: the copy gathers them).
+func (n *NIC) Capabilities() gnet.Capabilities { return gnet.CapTxCopy | gnet.CapScatterGather }
 
 // Link implements net.NIC. The PCnet-PCI II reports no speed; it is a
 // 10 Mbit/s part on real hardware (QEMU does not throttle).

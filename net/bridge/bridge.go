@@ -40,7 +40,11 @@
 // write) when a NIC is still transmitting the same buffer: a flooded frame
 // can cost the stack a second copy, a frame for the router alone never
 // does (see HostNIC). Ports added with AddPort only borrow the frame
-// (Link.Send).
+// (Link.Send), and so does a NIC that copies the frame before Transmit
+// returns (net.CapTxCopy: pcnet, the TAP device): it is lent the driver's
+// receive buffer itself, so a frame forwarded between such NICs costs the
+// bridge no copy and no buffer at all (the egress driver's copy into its
+// ring is the only one).
 //
 // There is no spanning tree: the default configuration (one bridge over
 // the LAN ports) creates no loop, and a loop made by cabling shows up as
@@ -97,6 +101,7 @@ type ingress struct {
 	v    *buffer.View // the frame in a shared buffer; nil until a keeper needs it
 	own  bool         // v is the bridge's copy, released when Input returns
 	last bool         // set before each send: no port gets the frame after this one
+	lent lentFrame    // the TxBuf lending the frame to a NIC that copies (CapTxCopy)
 }
 
 // view returns frame in a refcounted buffer keepers take references to,
