@@ -291,7 +291,7 @@ func (n *NIC) alloc(rl, tl uint) error {
 	n.ib.Write32(ibRDRA, n.rxPA)
 	n.ib.Write32(ibTDRA, n.txPA)
 	for i := range n.rx {
-		n.giveRx(i)
+		n.giveRx(i, bufSize) // the CPU may have touched any of it
 	}
 	for i := range n.tx {
 		// Owned by the driver; Transmit fills in the address.
@@ -302,10 +302,13 @@ func (n *NIC) alloc(rl, tl uint) error {
 	return nil
 }
 
-// giveRx hands RX slot i (back) to the chip.
-func (n *NIC) giveRx(i int) {
+// giveRx hands RX slot i (back) to the chip. The CPU touched (read) no
+// more than the first used bytes of its buffer since the last hand-over,
+// so only their lines can be cached (clean) and need the PreRead
+// invalidate.
+func (n *NIC) giveRx(i, used int) {
 	s := &n.rx[i]
-	_ = s.m.Sync(busdma.PreRead)
+	_ = s.m.SyncRange(busdma.PreRead, 0, used)
 	d := uint32(i * descSize)
 	n.rxd.Write32(d+dAddr, s.pa)
 	n.rxd.Write32(d+dMisc, 0)
@@ -462,6 +465,7 @@ func (n *NIC) reapRx() {
 		n.rxd.Barrier() // read the rest of the descriptor after OWN
 		mcnt := int(n.rxd.Read32(d+dMisc) & mcntMask)
 		s := &n.rx[i]
+		used := 0 // bytes of the buffer the CPU read
 		switch {
 		case st&descERR != 0 || st&(descSTP|descENP) != descSTP|descENP:
 			n.Stats.RxErrors.Add(1)
@@ -470,13 +474,15 @@ func (n *NIC) reapRx() {
 		case n.stopped.Load():
 			n.Stats.RxDropped.Add(1)
 		default:
-			_ = s.m.Sync(busdma.PostRead)
+			// Only the frame's lines: the chip wrote mcnt bytes.
+			_ = s.m.SyncRange(busdma.PostRead, 0, mcnt)
+			used = mcnt
 			l := mcnt - fcsLen
 			n.Stats.RxFrames.Add(1)
 			n.Stats.RxBytes.Add(uint64(l))
 			n.h.Receive(s.buf[:l:l])
 		}
-		n.giveRx(i)
+		n.giveRx(i, used)
 		n.rxHead = (i + 1) & (len(n.rx) - 1)
 	}
 }
@@ -535,7 +541,7 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	for ; off < minFrame; off++ {
 		s.buf[off] = 0
 	}
-	_ = s.m.Sync(busdma.PreWrite)
+	_ = s.m.SyncRange(busdma.PreWrite, 0, off) // the chip reads off bytes
 	d := uint32(i * descSize)
 	own := uint32(descOWN|descSTP|descENP)<<16 | uint32(bcnt(off))
 	early := n.hz.ownFirst() // false in the shipped build
