@@ -89,10 +89,12 @@
 //     connect it before Start and disconnect it after Stop.
 //   - Counters. The hot path counts with atomics, never a lock per frame,
 //     in an exported Stats field (pcnet.NIC.Stats, arge.Driver.Stats): a
-//     struct of atomic.Uint64 counters named direction first (TxFrames,
-//     TxBytes, RxFrames, RxBytes, then the driver's own: RxBad,
-//     TxRingFull, ...), readable at any time without a lock. CounterReader maps them, with the hardware's own drop
-//     counters, onto Counters for status pages.
+//     struct of Counter (64-bit counts made of 32-bit atomics: a 64-bit
+//     atomic takes the Go runtime's one global spinlock on 32-bit MIPS)
+//     named direction first (TxFrames, TxBytes, RxFrames, RxBytes, then
+//     the driver's own: RxBad, TxRingFull, ...), readable at any time
+//     without a lock. CounterReader maps them, with the hardware's own
+//     drop counters, onto Counters for status pages.
 //   - Link. Link state is a LinkState. A MAC driver does not poll its PHY:
 //     the board does (phy.Follow in mdio/phy) and tells the NIC the
 //     negotiated link with SetLink(LinkState), which reprograms the MAC for

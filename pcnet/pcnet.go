@@ -22,7 +22,7 @@
 // The driver has the shape the net contract describes: the board connects
 // NIC.Interrupt to the chip's interrupt line (PCI INTx is level-triggered,
 // so the board sets the line to level first), and the counters in
-// NIC.Stats are atomics read without a lock. A link-state poll runs beside
+// NIC.Stats are read without a lock. A link-state poll runs beside
 // the interrupt, since the chip raises none on a link change; it doubles
 // as a watchdog for lost interrupts.
 //
@@ -71,16 +71,18 @@ type Config struct {
 	LinkPoll time.Duration
 }
 
-// Stats are the driver's counters: atomics, read without a lock.
+// Stats are the driver's counters, read without a lock: gnet.Counters,
+// whose Add is a 32-bit atomic (a 64-bit one takes the runtime's global
+// spinlock on 32-bit MIPS).
 type Stats struct {
-	RxFrames, RxBytes, RxErrors, RxDropped, Missed atomic.Uint64
-	TxFrames, TxBytes, TxErrors, TxFull            atomic.Uint64
-	Interrupts, MemErrors                          atomic.Uint64
+	RxFrames, RxBytes, RxErrors, RxDropped, Missed gnet.Counter
+	TxFrames, TxBytes, TxErrors, TxFull            gnet.Counter
+	Interrupts, MemErrors                          gnet.Counter
 	// Rescued counts link-poll ticks that found interrupt causes pending
 	// with no interrupt serviced since the previous tick and no service
 	// pass running, and serviced them: a lost or late interrupt costs at
 	// most one poll period.
-	Rescued atomic.Uint64
+	Rescued gnet.Counter
 }
 
 // Errors.
@@ -479,7 +481,7 @@ func (n *NIC) reapRx() {
 			used = mcnt
 			l := mcnt - fcsLen
 			n.Stats.RxFrames.Add(1)
-			n.Stats.RxBytes.Add(uint64(l))
+			n.Stats.RxBytes.Add(uint32(l))
 			n.h.Receive(s.buf[:l:l])
 		}
 		n.giveRx(i, used)
@@ -560,7 +562,7 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	n.txMu.Unlock()
 	n.setCSR(csr0, csr0TDMD|csr0IENA)
 	n.Stats.TxFrames.Add(1)
-	n.Stats.TxBytes.Add(uint64(l))
+	n.Stats.TxBytes.Add(uint32(l))
 	b.Release()
 	return nil
 }

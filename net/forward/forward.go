@@ -96,17 +96,17 @@ type Forwarder struct {
 
 // Stats counts what the Forwarder did, without locks.
 type Stats struct {
-	Forwarded   atomic.Uint64 // packets sent out after a rewrite
-	FastPath    atomic.Uint64 // of those, with the next hop cached in the connection
-	Local       atomic.Uint64 // delivered to the router's stack
-	NoRoute     atomic.Uint64 // no interface for the destination
-	Rejected    atomic.Uint64 // answered with an ICMP error or a TCP reset
-	Answers     atomic.Uint64 // ICMP errors / resets actually sent
-	Unresolved  atomic.Uint64 // next hop did not answer ARP
-	PendingFull atomic.Uint64 // dropped: too many frames already waiting for ARP
-	TxErrors    atomic.Uint64 // egress NIC refused the frame (ring full, link down)
-	TooBig      atomic.Uint64 // longer than the egress MTU: "fragmentation needed" sent (DF) or dropped
-	InputDrop   atomic.Uint64 // the input chain dropped or rejected a packet for the router
+	Forwarded   gnet.Counter // packets sent out after a rewrite
+	FastPath    gnet.Counter // of those, with the next hop cached in the connection
+	Local       gnet.Counter // delivered to the router's stack
+	NoRoute     gnet.Counter // no interface for the destination
+	Rejected    gnet.Counter // answered with an ICMP error or a TCP reset
+	Answers     gnet.Counter // ICMP errors / resets actually sent
+	Unresolved  gnet.Counter // next hop did not answer ARP
+	PendingFull gnet.Counter // dropped: too many frames already waiting for ARP
+	TxErrors    gnet.Counter // egress NIC refused the frame (ring full, link down)
+	TooBig      gnet.Counter // longer than the egress MTU: "fragmentation needed" sent (DF) or dropped
+	InputDrop   gnet.Counter // the input chain dropped or rejected a packet for the router
 }
 
 // ErrConfig reports an invalid configuration.
