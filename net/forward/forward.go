@@ -162,16 +162,16 @@ func (f *Forwarder) Ifaces() []*Iface {
 // isLocal reports whether a is one of the router's addresses, or a
 // broadcast address of one of its subnets.
 func (f *Forwarder) isLocal(a netip.Addr) bool {
-	if a == limitedBroadcast {
+	if !a.Is4() {
+		return false
+	}
+	w := addr4(a)
+	if w == 0xffffffff { // the limited broadcast
 		return true
 	}
 	n := int(f.n.Load())
 	for _, i := range f.ifaces[:n] {
-		p := i.prefix()
-		if !p.IsValid() {
-			continue
-		}
-		if p.Addr() == a || (p.Bits() < 31 && a == broadcastOf(p)) {
+		if ia := i.addr.Load(); ia != nil && (w == ia.local || w == ia.bcast) {
 			return true
 		}
 	}
@@ -201,13 +201,4 @@ func (f *Forwarder) route(dst netip.Addr) (*Iface, netip.Addr) {
 		return def, def.gateway()
 	}
 	return nil, netip.Addr{}
-}
-
-var limitedBroadcast = netip.AddrFrom4([4]byte{255, 255, 255, 255})
-
-func broadcastOf(p netip.Prefix) netip.Addr {
-	a := p.Addr().As4()
-	m := ^uint32(0) >> p.Bits()
-	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3]) | m
-	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
 }

@@ -45,7 +45,7 @@ type Iface struct {
 	mac       gnet.MAC
 	mtu       int
 
-	addr atomic.Pointer[netip.Prefix]
+	addr atomic.Pointer[ifAddr]
 	gw   atomic.Pointer[netip.Addr]
 
 	hmu    sync.RWMutex
@@ -125,7 +125,7 @@ func (i *Iface) Lower() gnet.NIC { return i.lower }
 func (i *Iface) SetAddress(p netip.Prefix, gw netip.Addr) {
 	old, oldGW := i.prefix(), i.gateway()
 	if p.IsValid() {
-		i.addr.Store(&p)
+		i.addr.Store(newIfAddr(p))
 	} else {
 		i.addr.Store(nil)
 	}
@@ -149,10 +149,33 @@ func (i *Iface) Address() netip.Prefix { return i.prefix() }
 func (i *Iface) Gateway() netip.Addr { return i.gateway() }
 
 func (i *Iface) prefix() netip.Prefix {
-	if p := i.addr.Load(); p != nil {
-		return *p
+	if a := i.addr.Load(); a != nil {
+		return a.p
 	}
 	return netip.Prefix{}
+}
+
+// ifAddr is an interface's address as the per-packet checks use it: the
+// prefix, and the address and subnet broadcast as words, computed once
+// when the address is set rather than per packet from the netip values.
+type ifAddr struct {
+	p            netip.Prefix
+	local, bcast uint32
+}
+
+func newIfAddr(p netip.Prefix) *ifAddr {
+	a := &ifAddr{p: p, local: addr4(p.Addr())}
+	a.bcast = a.local // /31 and /32 have no broadcast address
+	if p.Bits() < 31 {
+		a.bcast = a.local | ^uint32(0)>>p.Bits()
+	}
+	return a
+}
+
+// addr4 returns an IPv4 address as a big-endian word.
+func addr4(a netip.Addr) uint32 {
+	b := a.As4()
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
 
 func (i *Iface) gateway() netip.Addr {
