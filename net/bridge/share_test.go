@@ -442,3 +442,67 @@ func TestNICPortLendsRetagged(t *testing.T) {
 		})
 	}
 }
+
+// lendHost is a host-side LendHandler (what net/forward's Iface is to the
+// bridge): it consumes the borrowed frames take says it routes.
+type lendHost struct {
+	viewHost
+	take   func([]byte) bool
+	lent   []*byte // first byte of each frame it consumed
+	offers int
+}
+
+func (h *lendHost) ReceiveLent(f []byte) bool {
+	h.offers++
+	if !h.take(f) {
+		return false
+	}
+	h.lent = append(h.lent, &f[0])
+	return true
+}
+
+// TestHostLendsToLendHandler: a frame for the host that no other port
+// kept is offered to a LendHandler borrowed, from the driver's buffer: if
+// it consumes it, the bridge makes no copy and ReceiveView is not
+// called; if it declines, ReceiveView gets the bridge's copy. A flooded
+// frame another port already holds a copy of goes by reference.
+func TestHostLendsToLendHandler(t *testing.T) {
+	b, _ := New(Config{MAC: brMAC})
+	host, _ := b.AddHostPort(DefaultVLANs)
+	routes := true
+	lh := &lendHost{take: func([]byte) bool { return routes }}
+	if err := host.Start(lh); err != nil {
+		t.Fatal(err)
+	}
+	in, out := &holdNIC{}, &holdNIC{}
+	b.AttachNIC(in, DefaultVLANs)
+	b.AttachNIC(out, DefaultVLANs)
+	var r ring
+
+	dma := r.receive(in.h, ipFrame(brMAC, stA))
+	if len(lh.lent) != 1 || lh.lent[0] != &dma[0] || len(lh.views) != 0 {
+		t.Fatalf("routed unicast: %d lent (driver's buffer: %v), %d views", len(lh.lent), len(lh.lent) == 1 && lh.lent[0] == &dma[0], len(lh.views))
+	}
+	uni := ipFrame(brMAC, stA)
+	lh.lent = make([]*byte, 0, 200)
+	if n := testing.AllocsPerRun(100, func() { r.receive(in.h, uni) }); n != 0 && !raceEnabled {
+		t.Fatalf("%v allocations per lent frame", n)
+	}
+
+	routes = false
+	f := ipFrame(brMAC, stA)
+	r.receive(in.h, f)
+	if len(lh.views) != 1 || !bytes.Equal(lh.views[0].AsSlice(), f) {
+		t.Fatalf("declined frame: %d views", len(lh.views))
+	}
+	lh.views[0].Release()
+	lh.views = nil
+
+	routes = true
+	offers := lh.offers
+	r.receive(in.h, ipFrame(bcast, stA)) // the NIC port keeps a copy first
+	if lh.offers != offers || len(lh.views) != 1 || len(out.held) != 1 {
+		t.Fatalf("flooded frame: offered %d times, %d views, %d held", lh.offers-offers, len(lh.views), len(out.held))
+	}
+	out.complete()
+}

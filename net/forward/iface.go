@@ -54,6 +54,35 @@ type Iface struct {
 
 	txMu    sync.Mutex
 	scratch [gnet.RxBufSize]byte // flattens gathered frames for tracking
+
+	// copies: lower is done with a TxBuf when Transmit returns
+	// (net.CapTxCopy), so the fast path may transmit from lent.
+	copies bool
+	// lent and lentTx serve processLent, on this interface's receive
+	// path (serialised: one lower NIC's handler calls).
+	lent   [gnet.RxBufSize]byte
+	lentTx lentTxBuf
+}
+
+// lentTxBuf is a TxBuf over an interface's lent buffer, for a NIC that
+// copies it before Transmit returns: Release has nothing to give back.
+type lentTxBuf struct{ segs [1][]byte }
+
+func (t *lentTxBuf) Segments() [][]byte { return t.segs[:] }
+func (t *lentTxBuf) Len() int           { return len(t.segs[0]) }
+func (t *lentTxBuf) Release()           {}
+
+// transmitLent sends frame (in i's lent buffer) out of out, whose NIC
+// copies it before Transmit returns.
+func (i *Iface) transmitLent(out *Iface, frame []byte) bool {
+	i.lentTx.segs[0] = frame
+	err := out.lower.Transmit(&i.lentTx)
+	i.lentTx.segs[0] = nil
+	if err != nil {
+		i.f.Stats.TxErrors.Add(1)
+		return false
+	}
+	return true
 }
 
 // viewHandler takes frames by reference (netstack.Endpoint; the same
@@ -98,6 +127,7 @@ func (f *Forwarder) AddIface(c IfaceConfig) (*Iface, error) {
 		mac: c.NIC.MACAddress(), mtu: c.NIC.MTU(),
 	}
 	i.viewTx, _ = c.NIC.(viewTransmitter)
+	i.copies = i.viewTx == nil && c.NIC.Capabilities()&gnet.CapTxCopy != 0
 	f.ifaces[n] = i
 	if m := f.minMTU.Load(); m == 0 || int32(i.mtu) < m {
 		f.minMTU.Store(int32(i.mtu))
@@ -285,9 +315,26 @@ func (i *Iface) Receive(frame []byte) {
 	case filtered:
 		return
 	}
+	if i.f.processLent(i, frame) {
+		return
+	}
 	v := buffer.NewViewSize(len(frame))
 	copy(v.AsSlice(), frame) // fresh and unshared
 	i.f.process(i, v)
+}
+
+// ReceiveLent implements net/bridge's LendHandler: br-lan's host port
+// offers a frame that no other port kept before it hands the frame over
+// by reference. A routable frame the fast path can take from borrowed
+// memory is consumed here (processLent); anything else is left to
+// ReceiveView.
+func (i *Iface) ReceiveLent(frame []byte) bool {
+	// classify's route case, without its input chain for broadcasts.
+	if i.intercept != nil || len(frame) < gnet.EthHeaderLen+ipv4Min || etherType(frame) != etherIPv4 ||
+		frame[0]&1 != 0 || [6]byte(frame[0:6]) != i.mac {
+		return false
+	}
+	return i.f.processLent(i, frame)
 }
 
 // ReceiveView takes frames by reference from a lower NIC that hands them

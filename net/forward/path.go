@@ -40,7 +40,14 @@ func (f *Forwarder) process(in *Iface, v *buffer.View) {
 		orig = buffer.NewViewWithData(pkt)
 		defer orig.Release()
 	}
-	vd := f.table.Forward(pkt, in.id)
+	f.act(in, v, f.table.Forward(pkt, in.id), orig)
+}
+
+// act carries out the connection table's verdict on the packet in v
+// (rewritten if the verdict is Forward; orig is its copy as received if
+// it may be too big for its egress interface). It consumes v.
+func (f *Forwarder) act(in *Iface, v *buffer.View, vd nat.Verdict, orig *buffer.View) {
+	b := v.AsSlice()
 	switch vd.Action {
 	case nat.Forward:
 		if orig != nil && f.tooBig(in, b[6:12], orig.AsSlice(), vd) {
@@ -61,6 +68,49 @@ func (f *Forwarder) process(in *Iface, v *buffer.View) {
 		}
 		v.Release()
 	}
+}
+
+// processLent is process for a routable frame the lower NIC lends (a
+// driver's receive buffer, or br-lan's ingress frame through the host
+// port's LendHandler). A packet of a known connection whose egress NIC
+// copies before Transmit returns (net.CapTxCopy) is copied into the
+// ingress interface's own buffer, rewritten there and transmitted from
+// it: one copy before the driver's, and no gVisor buffer (its pool and
+// reference counts cost more than the copy). Other verdicts continue in
+// a buffer of their own. A packet for the router, or one longer than the
+// smallest MTU (which may need the original for an ICMP error), is left
+// alone: processLent returns false before it does anything, and the
+// caller takes the buffered path.
+func (f *Forwarder) processLent(in *Iface, frame []byte) bool {
+	if len(frame) > len(in.lent) {
+		return false
+	}
+	pkt := frame[gnet.EthHeaderLen:]
+	if !in.track {
+		if p, ok := peek(pkt); ok && f.isLocal(p.Dst) {
+			return false
+		}
+	}
+	if len(pkt) >= ipv4Min && int(pkt[2])<<8|int(pkt[3]) > int(f.minMTU.Load()) {
+		return false
+	}
+	b := in.lent[:copy(in.lent[:], frame)]
+	vd := f.table.Forward(b[gnet.EthHeaderLen:], in.id)
+	if vd.Action == nat.Forward && vd.Conn != nil {
+		if out := f.iface(vd.Out); out != nil && out.copies {
+			if h := vd.Hop(); h.Valid && h.Out == vd.Out {
+				copy(b[0:6], h.Dst[:])
+				copy(b[6:12], h.Src[:])
+				if in.transmitLent(out, b) {
+					f.Stats.Forwarded.Add(1)
+					f.Stats.FastPath.Add(1)
+				}
+				return true
+			}
+		}
+	}
+	f.act(in, buffer.NewViewWithData(b), vd, nil)
+	return true
 }
 
 // send puts a rewritten packet on its egress interface: at once with the
