@@ -167,7 +167,7 @@ func copyView(hdr, payload []byte) *buffer.View {
 type Config struct {
 	MAC     gnet.MAC      // the bridge's (and host port's) address
 	MTU     int           // default 1500
-	AgeTime time.Duration // FDB entry lifetime, default 300 s (802.1D default)
+	AgeTime time.Duration // FDB entry lifetime, default 300 s (802.1D default), at most MaxAgeTime
 	FDBSize int           // FDB slots, rounded up to a power of two; default 4096
 	// FloodRate is storm control: the frames per second each port may
 	// flood (broadcast, multicast, unknown unicast), in bursts of up to a
@@ -316,8 +316,8 @@ func New(c Config) (*Bridge, error) {
 	if c.AgeTime == 0 {
 		c.AgeTime = 300 * time.Second
 	}
-	if c.AgeTime < 0 {
-		return nil, errors.New("bridge: negative AgeTime")
+	if c.AgeTime < 0 || c.AgeTime > MaxAgeTime {
+		return nil, fmt.Errorf("bridge: AgeTime %v outside 0..%v", c.AgeTime, MaxAgeTime)
 	}
 	if c.FDBSize == 0 {
 		c.FDBSize = 4096
