@@ -174,7 +174,11 @@ func (f *Forwarder) isLocal(a netip.Addr) bool {
 	if !a.Is4() {
 		return false
 	}
-	w := addr4(a)
+	return f.isLocal4(addr4(a))
+}
+
+// isLocal4 is isLocal for an address as a big-endian word.
+func (f *Forwarder) isLocal4(w uint32) bool {
 	if w == 0xffffffff { // the limited broadcast
 		return true
 	}

@@ -1,6 +1,7 @@
 package forward
 
 import (
+	"encoding/binary"
 	"net/netip"
 	"sync"
 
@@ -19,7 +20,7 @@ func (f *Forwarder) process(in *Iface, v *buffer.View) {
 		// A zone without tracked input (br-lan): packets for the router
 		// need only the input chain, and never touch the table, which
 		// holds forwarded and WAN connections.
-		if p, ok := peek(pkt); ok && f.isLocal(p.Dst) {
+		if p, ok := f.peekLocal(pkt); ok {
 			p.In = uint8(in.id)
 			if verdict(f.rules.Load().Input(&p)) != nat.Forward {
 				f.Stats.InputDrop.Add(1)
@@ -86,10 +87,8 @@ func (f *Forwarder) processLent(in *Iface, frame []byte) bool {
 		return false
 	}
 	pkt := frame[gnet.EthHeaderLen:]
-	if !in.track {
-		if p, ok := peek(pkt); ok && f.isLocal(p.Dst) {
-			return false
-		}
+	if !in.track && len(pkt) >= ipv4Min && f.isLocal4(binary.BigEndian.Uint32(pkt[16:20])) {
+		return false // for the router: the buffered path judges it
 	}
 	if len(pkt) >= ipv4Min && int(pkt[2])<<8|int(pkt[3]) > int(f.minMTU.Load()) {
 		return false
@@ -294,6 +293,17 @@ const (
 // peek reads what the input chain matches on from an IPv4 packet: the
 // addresses, the protocol, the ports or the ICMP type. It does not check
 // checksums; ok is false for a packet too short to say.
+// peekLocal is peek for a packet addressed to the router (one of its
+// addresses or a broadcast of its subnets); ok is false for any other.
+// It reads the destination before building the Packet, whose netip
+// addresses cost more than the check on the forwarding path.
+func (f *Forwarder) peekLocal(p []byte) (firewall.Packet, bool) {
+	if len(p) < ipv4Min || !f.isLocal4(binary.BigEndian.Uint32(p[16:20])) {
+		return firewall.Packet{}, false
+	}
+	return peek(p)
+}
+
 func peek(p []byte) (firewall.Packet, bool) {
 	if len(p) < ipv4Min || p[0]>>4 != 4 {
 		return firewall.Packet{}, false
