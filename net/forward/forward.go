@@ -43,9 +43,12 @@
 // from the driver or from br-lan (the Iface is the host port's
 // bridge.LendHandler, so the bridge makes no copy of its own): it copies
 // it into the ingress interface's own buffer, rewrites it there and the
-// egress driver copies it into its ring. Still one copy before the
-// driver's, but no gVisor buffer, whose pool lookup and 64-bit reference
-// counts cost more than the copy on 32-bit MIPS (processLent).
+// egress driver copies it into its ring. No gVisor buffer, whose pool
+// lookup and 64-bit reference counts cost more than a copy on 32-bit
+// MIPS; and for TCP and UDP, which nat rewrites in the headers alone, only
+// the headers are copied when the egress NIC gathers: the payload goes
+// from the ingress driver's buffer to the egress driver's ring, the one
+// copy of the frame (processLent).
 package forward
 
 import (

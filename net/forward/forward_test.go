@@ -38,7 +38,7 @@ func (s *sinkNIC) MTU() int {
 }
 func (s *sinkNIC) Capabilities() gnet.Capabilities {
 	if s.copies {
-		return gnet.CapTxCopy
+		return gnet.CapTxCopy | gnet.CapScatterGather // Transmit flattens
 	}
 	return 0
 }
@@ -152,6 +152,43 @@ func TestLentPath(t *testing.T) {
 	} {
 		t.Run(name, f)
 	}
+	t.Run("HeadersOnly", func(t *testing.T) {
+		// Long TCP and UDP packets are rewritten in a copy of their
+		// headers, the payload sent from the borrowed frame: the
+		// interface's buffer is poisoned first, so a rewrite that read
+		// or sent anything beyond the headers shows in the checksums.
+		g := newRig(t)
+		for i := range g.lan.lent {
+			g.lan.lent[i] = 0xee
+		}
+		out, to := netip.AddrPortFrom(host, 5001), netip.AddrPortFrom(remote, 443)
+		syn := frame(lanMAC, hostMAC, out, to, protoTCP, 64, tcpSYN())
+		g.lan.Receive(syn)
+		verify(t, g.wanNIC.take(t))
+		ack := append(make([]byte, 20), bytes.Repeat([]byte{4, 5}, 700)...)
+		ack[12], ack[13] = 5<<4, 0x10 // ACK
+		for _, c := range []struct {
+			proto uint8
+			from  netip.AddrPort
+			l4    []byte
+		}{
+			{protoUDP, netip.AddrPortFrom(host, 5002), append(udp(0), bytes.Repeat([]byte{1, 2, 3}, 480)...)},
+			{protoTCP, out, ack},
+		} {
+			proto := c.proto
+			f := frame(lanMAC, hostMAC, c.from, to, proto, 64, c.l4)
+			before := g.f.Stats.FastPath.Load()
+			g.lan.Receive(f)
+			sent := g.wanNIC.take(t)
+			verify(t, sent)
+			if len(sent) != len(f) || !bytes.Equal(sent[maxHeaders:], f[maxHeaders:]) {
+				t.Fatalf("proto %d: payload changed", proto)
+			}
+			if proto == protoTCP && g.f.Stats.FastPath.Load() != before+1 {
+				t.Fatal("established TCP packet not on the fast path")
+			}
+		}
+	})
 	t.Run("BorrowedUnchanged", func(t *testing.T) {
 		g := newRig(t)
 		if !g.lan.copies || !g.wan.copies {

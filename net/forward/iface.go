@@ -57,7 +57,8 @@ type Iface struct {
 
 	// copies: lower is done with a TxBuf when Transmit returns
 	// (net.CapTxCopy), so the fast path may transmit from lent.
-	copies bool
+	copies  bool
+	gathers bool // lower takes multi-segment TxBufs (net.CapScatterGather)
 	// lent and lentTx serve processLent, on this interface's receive
 	// path (serialised: one lower NIC's handler calls).
 	lent   [gnet.RxBufSize]byte
@@ -66,18 +67,25 @@ type Iface struct {
 
 // lentTxBuf is a TxBuf over an interface's lent buffer, for a NIC that
 // copies it before Transmit returns: Release has nothing to give back.
-type lentTxBuf struct{ segs [1][]byte }
+type lentTxBuf struct {
+	segs [2][]byte
+	n    int
+}
 
-func (t *lentTxBuf) Segments() [][]byte { return t.segs[:] }
-func (t *lentTxBuf) Len() int           { return len(t.segs[0]) }
+func (t *lentTxBuf) Segments() [][]byte { return t.segs[:t.n] }
+func (t *lentTxBuf) Len() int           { return len(t.segs[0]) + len(t.segs[1]) }
 func (t *lentTxBuf) Release()           {}
 
-// transmitLent sends frame (in i's lent buffer) out of out, whose NIC
-// copies it before Transmit returns.
-func (i *Iface) transmitLent(out *Iface, frame []byte) bool {
-	i.lentTx.segs[0] = frame
+// transmitLent sends hdr (in i's lent buffer) ++ rest (borrowed, empty
+// unless out's NIC gathers) out of out, whose NIC copies it before
+// Transmit returns.
+func (i *Iface) transmitLent(out *Iface, hdr, rest []byte) bool {
+	i.lentTx.segs[0], i.lentTx.segs[1], i.lentTx.n = hdr, rest, 1
+	if len(rest) != 0 {
+		i.lentTx.n = 2
+	}
 	err := out.lower.Transmit(&i.lentTx)
-	i.lentTx.segs[0] = nil
+	i.lentTx.segs = [2][]byte{}
 	if err != nil {
 		i.f.Stats.TxErrors.Add(1)
 		return false
@@ -128,6 +136,7 @@ func (f *Forwarder) AddIface(c IfaceConfig) (*Iface, error) {
 	}
 	i.viewTx, _ = c.NIC.(viewTransmitter)
 	i.copies = i.viewTx == nil && c.NIC.Capabilities()&gnet.CapTxCopy != 0
+	i.gathers = c.NIC.Capabilities()&gnet.CapScatterGather != 0
 	f.ifaces[n] = i
 	if m := f.minMTU.Load(); m == 0 || int32(i.mtu) < m {
 		f.minMTU.Store(int32(i.mtu))

@@ -93,14 +93,23 @@ func (f *Forwarder) processLent(in *Iface, frame []byte) bool {
 	if len(pkt) >= ipv4Min && int(pkt[2])<<8|int(pkt[3]) > int(f.minMTU.Load()) {
 		return false
 	}
-	b := in.lent[:copy(in.lent[:], frame)]
+	// TCP and UDP are rewritten in their headers only, with incremental
+	// checksum updates (nat's rewrite): copy the headers and leave the
+	// payload where it is, for a NIC that gathers; the rest of b is
+	// filled in only if the packet leaves the fast path.
+	b := in.lent[:len(frame)]
+	n := len(frame)
+	if len(pkt) >= ipv4Min && (pkt[9] == protoTCP || pkt[9] == protoUDP) {
+		n = min(n, maxHeaders)
+	}
+	copy(b, frame[:n])
 	vd := f.table.Forward(b[gnet.EthHeaderLen:], in.id)
 	if vd.Action == nat.Forward && vd.Conn != nil {
-		if out := f.iface(vd.Out); out != nil && out.copies {
+		if out := f.iface(vd.Out); out != nil && out.copies && (n == len(frame) || out.gathers) {
 			if h := vd.Hop(); h.Valid && h.Out == vd.Out {
 				copy(b[0:6], h.Dst[:])
 				copy(b[6:12], h.Src[:])
-				if in.transmitLent(out, b) {
+				if in.transmitLent(out, b[:n], frame[n:]) {
 					f.Stats.Forwarded.Add(1)
 					f.Stats.FastPath.Add(1)
 				}
@@ -108,9 +117,15 @@ func (f *Forwarder) processLent(in *Iface, frame []byte) bool {
 			}
 		}
 	}
+	copy(b[n:], frame[n:])
 	f.act(in, buffer.NewViewWithData(b), vd, nil)
 	return true
 }
+
+// maxHeaders bounds the headers of a TCP or UDP frame the fast path
+// rewrites: Ethernet, an IPv4 header with options (60), a TCP header with
+// options (60, the MSS clamp's reach).
+const maxHeaders = gnet.EthHeaderLen + 60 + 60
 
 // send puts a rewritten packet on its egress interface: at once with the
 // connection's cached next hop (the fast path), else after resolving it.
