@@ -146,7 +146,12 @@ func natBench(b *testing.B, board string, i int, mode string) {
 	}
 	s.burst(b, frame, benchFrames/10)
 	if dir := os.Getenv("GOWRT_NATBENCH_PROFILE"); dir != "" {
-		natProfile(b, ns, s, filepath.Join(dir, board+"-"+mode+".pprof"), frame)
+		// GOWRT_NATBENCH_PROFILE_SIZE picks the frame size (default 1514).
+		pf := frame
+		if n, err := strconv.Atoi(os.Getenv("GOWRT_NATBENCH_PROFILE_SIZE")); err == nil && n >= 60 && n <= 1514 {
+			pf = udpFrame(n, dstMAC, s.ingressMAC)
+		}
+		natProfile(b, ns, s, filepath.Join(dir, fmt.Sprintf("%s-%s-%d.pprof", board, mode, len(pf))), pf)
 	}
 	for _, size := range benchFrameSizes {
 		b.Run(strconv.Itoa(size), func(b *testing.B) {
