@@ -21,6 +21,10 @@ import (
 	"github.com/gowrt/gowrt/internal/qemu"
 )
 
+// maxWindowTries bounds the windows one measurement may take to find
+// enough saturated intervals.
+const maxWindowTries = 3
+
 // natbenchControlPort is progs/natbench's ControlPort.
 const natbenchControlPort = 5999
 
@@ -157,11 +161,19 @@ func natBench(b *testing.B, board string, i int, mode string) {
 		b.Run(strconv.Itoa(size), func(b *testing.B) {
 			var sum natReport
 			for range b.N {
-				s.control(b, "start")
-				start := time.Now()
-				s.burst(b, udpFrame(size, dstMAC, s.ingressMAC), benchFrames)
-				r := parseReport(b, s.control(b, "stop"))
-				b.Logf("%s: %d frames in %v: %s", mode, benchFrames, time.Since(start).Round(time.Millisecond), r.line)
+				var r natReport
+				// A host busy with other work may fail to keep a fast
+				// guest saturated for a whole window: try again.
+				for try := 0; ; try++ {
+					s.control(b, "start")
+					start := time.Now()
+					s.burst(b, udpFrame(size, dstMAC, s.ingressMAC), benchFrames)
+					r = parseReport(b, s.control(b, "stop"))
+					b.Logf("%s: %d frames in %v: %s", mode, benchFrames, time.Since(start).Round(time.Millisecond), r.line)
+					if r.satFrames >= benchFrames/10 || try == maxWindowTries-1 {
+						break
+					}
+				}
 				if r.bytes != r.frames*uint64(size) {
 					b.Fatalf("egress frames of %d bytes on average, sent %d", r.bytes/max(r.frames, 1), size)
 				}
