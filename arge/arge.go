@@ -137,16 +137,19 @@ type Config struct {
 	Delay func(time.Duration)
 }
 
-// Stats are the driver's counters: atomics, read without a lock.
+// Stats are the driver's counters, read without a lock. The per-frame
+// ones are gnet.Counters (32-bit atomics: a 64-bit atomic takes the Go
+// runtime's global spinlock on 32-bit MIPS); the MIB snapshots below are
+// stored whole by UpdateMIB.
 type Stats struct {
-	TxFrames, TxBytes, TxBounced   atomic.Uint64
-	TxRingFull, TxRejected         atomic.Uint64
-	TxUnderruns, TxBusErrors       atomic.Uint64
-	RxFrames, RxBytes              atomic.Uint64
-	RxBad                          atomic.Uint64 // descriptors with an impossible length or flags
-	RxOverflows, RxBusErrors       atomic.Uint64 // events: the receiver stopped
-	Interrupts, Passes, FlushFails atomic.Uint64
-	LinkChanges                    atomic.Uint64
+	TxFrames, TxBytes, TxBounced   gnet.Counter
+	TxRingFull, TxRejected         gnet.Counter
+	TxUnderruns, TxBusErrors       gnet.Counter
+	RxFrames, RxBytes              gnet.Counter
+	RxBad                          gnet.Counter // descriptors with an impossible length or flags
+	RxOverflows, RxBusErrors       gnet.Counter // events: the receiver stopped
+	Interrupts, Passes, FlushFails gnet.Counter
+	LinkChanges                    gnet.Counter
 
 	// Frames the MAC dropped before they reached a descriptor, from its
 	// MIB counters as of the last UpdateMIB.

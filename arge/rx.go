@@ -62,10 +62,10 @@ func (d *Driver) rxPass(budget int, pending bool) (int, bool) {
 	}
 	d.ring.Barrier()
 	d.rxCons = (d.rxCons + k) % d.rxN
-	d.Stats.RxFrames.Add(good)
-	d.Stats.RxBytes.Add(bytes)
+	d.Stats.RxFrames.Add(uint32(good))
+	d.Stats.RxBytes.Add(uint32(bytes)) // one pass: at most a ring of frames
 	if bad != 0 {
-		d.Stats.RxBad.Add(bad)
+		d.Stats.RxBad.Add(uint32(bad))
 	}
 	return k, k == budget
 }

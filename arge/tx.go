@@ -88,7 +88,7 @@ func (d *Driver) Transmit(frags [][]byte, token uint64) error {
 	d.wr(RegTXCtrl, TXCtrlEnable) // restarts an idle engine; harmless if running
 	d.r.Barrier()
 	d.Stats.TxFrames.Add(1)
-	d.Stats.TxBytes.Add(uint64(total))
+	d.Stats.TxBytes.Add(uint32(total))
 	return nil
 }
 
@@ -125,7 +125,7 @@ func (d *Driver) reclaimLocked() int {
 			d.wr(RegTXStatus, TXStatusPktSent)
 		}
 		if s.m.Bounced != 0 {
-			d.Stats.TxBounced.Add(s.m.Bounced)
+			d.Stats.TxBounced.Add(uint32(s.m.Bounced))
 			s.m.Bounced = 0
 		}
 		_ = s.m.Sync(busdma.PostWrite)

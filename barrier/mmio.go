@@ -19,8 +19,8 @@ type MMIO struct {
 // virtual address base, in byte order order. The caller guarantees that the
 // address is mapped uncached.
 func NewMMIO(name string, base uintptr, size uint32, order Order) (*MMIO, error) {
-	if base == 0 || size == 0 {
-		return nil, fmt.Errorf("barrier: MMIO region %q: zero base or size", name)
+	if base == 0 || size < 4 {
+		return nil, fmt.Errorf("barrier: MMIO region %q: zero base or size below 4 bytes", name)
 	}
 	if base%4 != 0 {
 		return nil, fmt.Errorf("barrier: MMIO region %q: base %#x not 4-byte aligned", name, base)
@@ -48,17 +48,28 @@ func devicePointer(addr uintptr) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(&addr))
 }
 
-func (m *MMIO) check(off, width uint32) unsafe.Pointer {
-	if off%width != 0 || m.size < width || off > m.size-width {
-		panic(fmt.Sprintf("barrier: %d-byte access at %#x outside or misaligned in MMIO region %q (size %#x)", width, off, m.name, m.size))
-	}
-	return unsafe.Add(m.base, off)
+// Each accessor checks its offset itself (aligned, inside the region;
+// size >= 4 >= width, so size-width cannot wrap) rather than calling a
+// shared checker: the check is then a few instructions in line and the
+// panic's formatting stays out of line in bad.
+
+//go:noinline
+func (m *MMIO) bad(off, width uint32) {
+	panic(fmt.Sprintf("barrier: %d-byte access at %#x outside or misaligned in MMIO region %q (size %#x)", width, off, m.name, m.size))
 }
 
-func (m *MMIO) Read8(off uint32) uint8 { return load8(m.check(off, 1)) }
+func (m *MMIO) Read8(off uint32) uint8 {
+	if off > m.size-1 {
+		m.bad(off, 1)
+	}
+	return load8(unsafe.Add(m.base, off))
+}
 
 func (m *MMIO) Read16(off uint32) uint16 {
-	v := load16(m.check(off, 2))
+	if off&1 != 0 || off > m.size-2 {
+		m.bad(off, 2)
+	}
+	v := load16(unsafe.Add(m.base, off))
 	if m.swap {
 		v = bits.ReverseBytes16(v)
 	}
@@ -66,27 +77,41 @@ func (m *MMIO) Read16(off uint32) uint16 {
 }
 
 func (m *MMIO) Read32(off uint32) uint32 {
-	v := load32(m.check(off, 4))
+	if off&3 != 0 || off > m.size-4 {
+		m.bad(off, 4)
+	}
+	v := load32(unsafe.Add(m.base, off))
 	if m.swap {
 		v = bits.ReverseBytes32(v)
 	}
 	return v
 }
 
-func (m *MMIO) Write8(off uint32, v uint8) { store8(m.check(off, 1), v) }
+func (m *MMIO) Write8(off uint32, v uint8) {
+	if off > m.size-1 {
+		m.bad(off, 1)
+	}
+	store8(unsafe.Add(m.base, off), v)
+}
 
 func (m *MMIO) Write16(off uint32, v uint16) {
+	if off&1 != 0 || off > m.size-2 {
+		m.bad(off, 2)
+	}
 	if m.swap {
 		v = bits.ReverseBytes16(v)
 	}
-	store16(m.check(off, 2), v)
+	store16(unsafe.Add(m.base, off), v)
 }
 
 func (m *MMIO) Write32(off uint32, v uint32) {
+	if off&3 != 0 || off > m.size-4 {
+		m.bad(off, 4)
+	}
 	if m.swap {
 		v = bits.ReverseBytes32(v)
 	}
-	store32(m.check(off, 4), v)
+	store32(unsafe.Add(m.base, off), v)
 }
 
 // Barrier is a full completion barrier (SYNC on MIPS): posted writes leave

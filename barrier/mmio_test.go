@@ -39,7 +39,12 @@ func TestMMIOByteOrder(t *testing.T) {
 
 func TestMMIOBadAccessPanicsWithName(t *testing.T) {
 	s, _ := barrier.NewMMIOBuffer("uart", make([]uint32, 2), barrier.Native)
-	for _, f := range []func(){func() { s.Read32(8) }, func() { s.Write32(2, 0) }, func() { s.Read16(7) }} {
+	for _, f := range []func(){
+		func() { s.Read32(8) }, func() { s.Write32(2, 0) }, func() { s.Read16(7) },
+		func() { s.Read32(6) }, func() { s.Write32(8, 0) }, func() { s.Write32(0xfffffffc, 0) },
+		func() { s.Read16(8) }, func() { s.Write16(3, 0) }, func() { s.Write16(8, 0) },
+		func() { s.Read8(8) }, func() { s.Write8(8, 0) }, func() { s.Read8(0xffffffff) },
+	} {
 		func() {
 			defer func() {
 				r := recover()
@@ -52,7 +57,21 @@ func TestMMIOBadAccessPanicsWithName(t *testing.T) {
 	}
 }
 
+// The last register of each width is inside the region.
+func TestMMIOLastRegister(t *testing.T) {
+	s, _ := barrier.NewMMIOBuffer("r", make([]uint32, 2), barrier.Native)
+	s.Write32(4, 1)
+	s.Write16(6, 2)
+	s.Write8(7, 3)
+	if s.Read32(4) == 0 || s.Read16(6) == 0 || s.Read8(7) != 3 {
+		t.Fatal("last registers not accessible")
+	}
+}
+
 func TestNewMMIOErrors(t *testing.T) {
+	if _, err := barrier.NewMMIO("x", 0xb8000000, 2, barrier.Native); err == nil {
+		t.Error("region below 4 bytes accepted")
+	}
 	if _, err := barrier.NewMMIO("x", 0, 16, barrier.Native); err == nil {
 		t.Error("zero base accepted")
 	}

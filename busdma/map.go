@@ -268,10 +268,32 @@ func (m *Map) Unload() error {
 
 // Sync performs the cache maintenance for op (a combination of Pre/Post
 // Read/Write) and always ends with a completion barrier.
-func (m *Map) Sync(op SyncOp) error {
+func (m *Map) Sync(op SyncOp) error { return m.sync(op, 0, -1) }
+
+// SyncRange is Sync limited to the bytes [off, off+n) of the loaded
+// buffer (the cache lines that hold them): the part a transfer used, such
+// as the frame in a receive buffer sized for the largest one. A driver
+// syncs a range only where the rest of the buffer needs no maintenance:
+// PreWrite over the bytes the device will read, PostRead over the bytes
+// it wrote, and PreRead over every byte the CPU touched since the
+// buffer's last PreRead (the CPU never writes a receive buffer, so only
+// lines it read can be cached, and those are clean). A map that bounces
+// is synced whole.
+func (m *Map) SyncRange(op SyncOp, off, n int) error {
+	if off < 0 || n < 0 {
+		return fmt.Errorf("busdma: tag %q: sync range %d+%d", m.tag.cfg.Name, off, n)
+	}
+	return m.sync(op, off, n)
+}
+
+// sync is Sync over [off, off+n), or the whole buffer if n < 0.
+func (m *Map) sync(op SyncOp, off, n int) error {
 	t := m.tag
 	if !m.loaded {
 		return fmt.Errorf("%w (tag %q): sync", ErrNotLoaded, t.cfg.Name)
+	}
+	if len(m.recs) != 0 {
+		n = -1 // bounced: the copies and the bounce buffer's lines, whole
 	}
 	if op&(PreRead|PostRead) != 0 && m.dir&FromDevice == 0 {
 		return fmt.Errorf("%w: tag %q: read sync of a buffer loaded for the device to read", ErrDirection, t.cfg.Name)
@@ -292,8 +314,19 @@ func (m *Map) Sync(op SyncOp) error {
 			cop = Invalidate
 		}
 		if cop != 0 {
+			pos := 0 // offset of cpu in the loaded buffer
 			for _, cpu := range m.segCPU {
-				if err := t.plat.Cache(cop, cpu); err != nil {
+				seg := cpu
+				if n >= 0 {
+					// The part of [off, off+n) in this segment.
+					lo, hi := max(off-pos, 0), min(off+n-pos, len(cpu))
+					pos += len(cpu)
+					if lo >= hi {
+						continue
+					}
+					seg = cpu[lo:hi]
+				}
+				if err := t.plat.Cache(cop, seg); err != nil {
 					return fmt.Errorf("busdma: tag %q: %w", t.cfg.Name, err)
 				}
 			}

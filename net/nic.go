@@ -53,7 +53,10 @@
 // CapScatterGather gets the segments as they are; others always get one
 // contiguous segment. Either way the NIC may transmit straight from the
 // segments (DMA, arge) or copy them into its own buffer and release at
-// once (pcnet, the TAP device).
+// once (pcnet, the TAP device). A NIC that does the latter says so with
+// CapTxCopy: its callers may then transmit memory they merely borrow
+// (the bridge forwards a frame from the ingress driver's receive buffer
+// to such a NIC without copying it first).
 //
 // A full TX ring is reported with ErrTxFull and never waited on. After
 // returning ErrTxFull a NIC calls TxWaker.TxReady, if its handler
@@ -86,10 +89,12 @@
 //     connect it before Start and disconnect it after Stop.
 //   - Counters. The hot path counts with atomics, never a lock per frame,
 //     in an exported Stats field (pcnet.NIC.Stats, arge.Driver.Stats): a
-//     struct of atomic.Uint64 counters named direction first (TxFrames,
-//     TxBytes, RxFrames, RxBytes, then the driver's own: RxBad,
-//     TxRingFull, ...), readable at any time without a lock. CounterReader maps them, with the hardware's own drop
-//     counters, onto Counters for status pages.
+//     struct of Counter (64-bit counts made of 32-bit atomics: a 64-bit
+//     atomic takes the Go runtime's one global spinlock on 32-bit MIPS)
+//     named direction first (TxFrames, TxBytes, RxFrames, RxBytes, then
+//     the driver's own: RxBad, TxRingFull, ...), readable at any time
+//     without a lock. CounterReader maps them, with the hardware's own
+//     drop counters, onto Counters for status pages.
 //   - Link. Link state is a LinkState. A MAC driver does not poll its PHY:
 //     the board does (phy.Follow in mdio/phy) and tells the NIC the
 //     negotiated link with SetLink(LinkState), which reprograms the MAC for
@@ -150,6 +155,15 @@ const (
 	CapRxChecksum
 	// CapTxChecksum: the hardware fills in transport checksums.
 	CapTxChecksum
+	// CapTxCopy: Transmit is done with the TxBuf when it returns. A NIC
+	// that accepts a frame (nil error) has copied it (into its own DMA
+	// buffer, a TAP's write) and released it before Transmit returns, and
+	// one that refuses it never touched it. A caller may therefore
+	// transmit memory it only borrows, such as the frame a Handler.Receive
+	// is lending it (the bridge forwards that way: no copy of its own).
+	// A wrapper advertises it only if it passes the TxBuf on to such a NIC
+	// within the call.
+	CapTxCopy
 )
 
 // ErrTxFull is returned by NIC.Transmit when the TX ring has no free

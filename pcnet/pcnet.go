@@ -22,7 +22,7 @@
 // The driver has the shape the net contract describes: the board connects
 // NIC.Interrupt to the chip's interrupt line (PCI INTx is level-triggered,
 // so the board sets the line to level first), and the counters in
-// NIC.Stats are atomics read without a lock. A link-state poll runs beside
+// NIC.Stats are read without a lock. A link-state poll runs beside
 // the interrupt, since the chip raises none on a link change; it doubles
 // as a watchdog for lost interrupts.
 //
@@ -71,16 +71,18 @@ type Config struct {
 	LinkPoll time.Duration
 }
 
-// Stats are the driver's counters: atomics, read without a lock.
+// Stats are the driver's counters, read without a lock: gnet.Counters,
+// whose Add is a 32-bit atomic (a 64-bit one takes the runtime's global
+// spinlock on 32-bit MIPS).
 type Stats struct {
-	RxFrames, RxBytes, RxErrors, RxDropped, Missed atomic.Uint64
-	TxFrames, TxBytes, TxErrors, TxFull            atomic.Uint64
-	Interrupts, MemErrors                          atomic.Uint64
+	RxFrames, RxBytes, RxErrors, RxDropped, Missed gnet.Counter
+	TxFrames, TxBytes, TxErrors, TxFull            gnet.Counter
+	Interrupts, MemErrors                          gnet.Counter
 	// Rescued counts link-poll ticks that found interrupt causes pending
 	// with no interrupt serviced since the previous tick and no service
 	// pass running, and serviced them: a lost or late interrupt costs at
 	// most one poll period.
-	Rescued atomic.Uint64
+	Rescued gnet.Counter
 }
 
 // Errors.
@@ -291,7 +293,7 @@ func (n *NIC) alloc(rl, tl uint) error {
 	n.ib.Write32(ibRDRA, n.rxPA)
 	n.ib.Write32(ibTDRA, n.txPA)
 	for i := range n.rx {
-		n.giveRx(i)
+		n.giveRx(i, bufSize) // the CPU may have touched any of it
 	}
 	for i := range n.tx {
 		// Owned by the driver; Transmit fills in the address.
@@ -302,10 +304,13 @@ func (n *NIC) alloc(rl, tl uint) error {
 	return nil
 }
 
-// giveRx hands RX slot i (back) to the chip.
-func (n *NIC) giveRx(i int) {
+// giveRx hands RX slot i (back) to the chip. The CPU touched (read) no
+// more than the first used bytes of its buffer since the last hand-over,
+// so only their lines can be cached (clean) and need the PreRead
+// invalidate.
+func (n *NIC) giveRx(i, used int) {
 	s := &n.rx[i]
-	_ = s.m.Sync(busdma.PreRead)
+	_ = s.m.SyncRange(busdma.PreRead, 0, used)
 	d := uint32(i * descSize)
 	n.rxd.Write32(d+dAddr, s.pa)
 	n.rxd.Write32(d+dMisc, 0)
@@ -323,8 +328,10 @@ func (n *NIC) MACAddress() gnet.MAC { return n.mac }
 // MTU implements net.NIC.
 func (n *NIC) MTU() int { return gnet.DefaultMTU }
 
-// Capabilities implements net.NIC: none (one buffer per frame).
-func (n *NIC) Capabilities() gnet.Capabilities { return 0 }
+// Capabilities implements net.NIC: Transmit copies the frame into the
+// ring slot's buffer and releases it before it returns (CapTxCopy), from
+// any number of segments (CapScatterGather: the copy gathers them).
+func (n *NIC) Capabilities() gnet.Capabilities { return gnet.CapTxCopy | gnet.CapScatterGather }
 
 // Link implements net.NIC. The PCnet-PCI II reports no speed; it is a
 // 10 Mbit/s part on real hardware (QEMU does not throttle).
@@ -460,6 +467,7 @@ func (n *NIC) reapRx() {
 		n.rxd.Barrier() // read the rest of the descriptor after OWN
 		mcnt := int(n.rxd.Read32(d+dMisc) & mcntMask)
 		s := &n.rx[i]
+		used := 0 // bytes of the buffer the CPU read
 		switch {
 		case st&descERR != 0 || st&(descSTP|descENP) != descSTP|descENP:
 			n.Stats.RxErrors.Add(1)
@@ -468,13 +476,15 @@ func (n *NIC) reapRx() {
 		case n.stopped.Load():
 			n.Stats.RxDropped.Add(1)
 		default:
-			_ = s.m.Sync(busdma.PostRead)
+			// Only the frame's lines: the chip wrote mcnt bytes.
+			_ = s.m.SyncRange(busdma.PostRead, 0, mcnt)
+			used = mcnt
 			l := mcnt - fcsLen
 			n.Stats.RxFrames.Add(1)
-			n.Stats.RxBytes.Add(uint64(l))
+			n.Stats.RxBytes.Add(uint32(l))
 			n.h.Receive(s.buf[:l:l])
 		}
-		n.giveRx(i)
+		n.giveRx(i, used)
 		n.rxHead = (i + 1) & (len(n.rx) - 1)
 	}
 }
@@ -533,7 +543,7 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	for ; off < minFrame; off++ {
 		s.buf[off] = 0
 	}
-	_ = s.m.Sync(busdma.PreWrite)
+	_ = s.m.SyncRange(busdma.PreWrite, 0, off) // the chip reads off bytes
 	d := uint32(i * descSize)
 	own := uint32(descOWN|descSTP|descENP)<<16 | uint32(bcnt(off))
 	early := n.hz.ownFirst() // false in the shipped build
@@ -552,7 +562,7 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	n.txMu.Unlock()
 	n.setCSR(csr0, csr0TDMD|csr0IENA)
 	n.Stats.TxFrames.Add(1)
-	n.Stats.TxBytes.Add(uint64(l))
+	n.Stats.TxBytes.Add(uint32(l))
 	b.Release()
 	return nil
 }

@@ -40,7 +40,11 @@
 // write) when a NIC is still transmitting the same buffer: a flooded frame
 // can cost the stack a second copy, a frame for the router alone never
 // does (see HostNIC). Ports added with AddPort only borrow the frame
-// (Link.Send).
+// (Link.Send), and so does a NIC that copies the frame before Transmit
+// returns (net.CapTxCopy: pcnet, the TAP device): it is lent the driver's
+// receive buffer itself, so a frame forwarded between such NICs costs the
+// bridge no copy and no buffer at all (the egress driver's copy into its
+// ring is the only one).
 //
 // There is no spanning tree: the default configuration (one bridge over
 // the LAN ports) creates no loop, and a loop made by cabling shows up as
@@ -97,6 +101,7 @@ type ingress struct {
 	v    *buffer.View // the frame in a shared buffer; nil until a keeper needs it
 	own  bool         // v is the bridge's copy, released when Input returns
 	last bool         // set before each send: no port gets the frame after this one
+	lent lentFrame    // the TxBuf lending the frame to a NIC that copies (CapTxCopy)
 }
 
 // view returns frame in a refcounted buffer keepers take references to,
@@ -162,7 +167,7 @@ func copyView(hdr, payload []byte) *buffer.View {
 type Config struct {
 	MAC     gnet.MAC      // the bridge's (and host port's) address
 	MTU     int           // default 1500
-	AgeTime time.Duration // FDB entry lifetime, default 300 s (802.1D default)
+	AgeTime time.Duration // FDB entry lifetime, default 300 s (802.1D default), at most MaxAgeTime
 	FDBSize int           // FDB slots, rounded up to a power of two; default 4096
 	// FloodRate is storm control: the frames per second each port may
 	// flood (broadcast, multicast, unknown unicast), in bursts of up to a
@@ -212,13 +217,16 @@ var DefaultVLANs = PortVLANs{PVID: 1, Untagged: []uint16{1}}
 // the port's own ingress path, the transmit side by every other port's:
 // the padding keeps them on separate cache lines, so two CPUs bridging in
 // opposite directions do not pass one line back and forth per frame.
+//
+// They are gnet.Counters: 32-bit atomics, as a 64-bit atomic takes the
+// Go runtime's global spinlock on 32-bit MIPS.
 type PortStats struct {
-	RxFrames, RxBytes atomic.Uint64 // accepted on ingress
-	Forwarded         atomic.Uint64 // ingress frames sent to one known port
-	Flooded           atomic.Uint64 // ingress frames flooded
+	RxFrames, RxBytes gnet.Counter // accepted on ingress
+	Forwarded         gnet.Counter // ingress frames sent to one known port
+	Flooded           gnet.Counter // ingress frames flooded
 	_                 cpu.CacheLinePad
-	TxFrames, TxBytes atomic.Uint64 // handed to the Link
-	TxDropped         atomic.Uint64 // Link refused (TX ring full)
+	TxFrames, TxBytes gnet.Counter // handed to the Link
+	TxDropped         gnet.Counter // Link refused (TX ring full)
 	_                 cpu.CacheLinePad
 }
 
@@ -282,7 +290,7 @@ type Bridge struct {
 	now   func() int64
 	fdb   *fdb
 	vlans atomic.Pointer[vlanTable]
-	up    atomic.Uint64 // ports whose link is up and that forward
+	up    portMask // ports whose link is up and that forward
 	nport atomic.Int32
 	host  atomic.Int32 // host port number, -1 if none
 
@@ -308,8 +316,8 @@ func New(c Config) (*Bridge, error) {
 	if c.AgeTime == 0 {
 		c.AgeTime = 300 * time.Second
 	}
-	if c.AgeTime < 0 {
-		return nil, errors.New("bridge: negative AgeTime")
+	if c.AgeTime < 0 || c.AgeTime > MaxAgeTime {
+		return nil, fmt.Errorf("bridge: AgeTime %v outside 0..%v", c.AgeTime, MaxAgeTime)
 	}
 	if c.FDBSize == 0 {
 		c.FDBSize = 4096
@@ -422,23 +430,34 @@ func (b *Bridge) withVLANs(p int, v PortVLANs) (*vlanTable, error) {
 	return t, nil
 }
 
+// portMask is a set of ports in two 32-bit words: every port's bit lives
+// in one word, so each bit of a load is that port's current state, without
+// the 64-bit atomics that take the Go runtime's global spinlock on 32-bit
+// MIPS.
+type portMask struct{ w [MaxPorts / 32]atomic.Uint32 }
+
+// set adds (on) or removes port p.
+func (m *portMask) set(p int, on bool) {
+	w, bit := &m.w[p/32], uint32(1)<<(p%32)
+	if on {
+		w.Or(bit)
+	} else {
+		w.And(^bit)
+	}
+}
+
+// load returns the set as a bitmask of ports.
+func (m *portMask) load() uint64 {
+	return uint64(m.w[1].Load())<<32 | uint64(m.w[0].Load())
+}
+
 // SetLink marks port p forwarding (up) or not. Going down forgets the
 // stations learned on p, so traffic to them floods until relearned.
 func (b *Bridge) SetLink(p int, up bool) error {
 	if p < 0 || p >= int(b.nport.Load()) {
 		return fmt.Errorf("bridge: no port %d", p)
 	}
-	bit := uint64(1) << p
-	for {
-		old := b.up.Load()
-		nw := old &^ bit
-		if up {
-			nw |= bit
-		}
-		if b.up.CompareAndSwap(old, nw) {
-			break
-		}
-	}
+	b.up.set(p, up)
 	if !up {
 		b.fdb.flushPort(uint8(p))
 	}
@@ -525,7 +544,7 @@ func (b *Bridge) Input(in int, frame []byte) {
 		return
 	}
 	bit := uint64(1) << in
-	up := b.up.Load()
+	up := b.up.load()
 	if up&bit == 0 {
 		b.drop(ReasonPortDown)
 		return
@@ -550,7 +569,7 @@ func (b *Bridge) Input(in int, frame []byte) {
 		return
 	}
 	p.stats.RxFrames.Add(1)
-	p.stats.RxBytes.Add(uint64(len(frame)))
+	p.stats.RxBytes.Add(uint32(len(frame)))
 
 	dst := frame[0:6]
 	mcast := dst[0]&1 != 0
@@ -661,7 +680,7 @@ func (b *Bridge) send(t *vlanTable, o int, vid uint16, f *Frame, frame []byte, i
 	}
 	if sent {
 		q.stats.TxFrames.Add(1)
-		q.stats.TxBytes.Add(uint64(len(hdr) + len(payload)))
+		q.stats.TxBytes.Add(uint32(len(hdr) + len(payload)))
 	} else {
 		q.stats.TxDropped.Add(1)
 	}

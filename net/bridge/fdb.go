@@ -3,6 +3,7 @@ package bridge
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // fdb is the forwarding database: (VLAN, MAC) -> port, with aging. It is a
@@ -19,14 +20,19 @@ import (
 // bridged on two CPUs that doubled the per-frame cost
 // (BenchmarkBridgeBidirectional).
 //
-//   - A slot is two atomic words, key and value (port, liveness, time
-//     last seen). Lookup is a lock-free probe.
+//   - A slot is three atomic 32-bit words: the key in two (hi: VID and
+//     the MAC's first two bytes, never 0 since VID 0 is never learned;
+//     lo: the MAC's last four bytes) and the value (port, liveness, time
+//     last seen). Lookup is a lock-free probe. No word is 64 bits wide:
+//     on 32-bit MIPS every 64-bit atomic takes the Go runtime's one
+//     global spinlock, five of them per frame cost more than the rest of
+//     the bridge's decision.
 //   - Learning a station already in the table at the same port writes
 //     only when its timestamp is more than refreshNS old, and then only
 //     its value word, without a lock.
 //   - A slot's key never changes while its table is in use. New stations
-//     go into empty slots under mu, value first, then key: a reader that
-//     sees the key sees a valid value.
+//     go into empty slots under mu, value first, then the key's lo word,
+//     then its hi word: a reader that sees hi sees a valid lo and value.
 //   - Aged-out and flushed entries keep their slot (flushed ones as
 //     tombstones) until sweep builds a fresh table from the live entries
 //     and publishes it with one pointer store. Readers still probing the
@@ -45,8 +51,8 @@ import (
 type fdb struct {
 	tab       atomic.Pointer[fdbTable]
 	seed      uint64
-	age       int64 // entry lifetime, ns
-	lastSweep atomic.Int64
+	age       uint32        // entry lifetime, in time units (timeShift)
+	lastSweep atomic.Uint32 // time of the last sweep, in time units (wrapping)
 
 	mu   sync.Mutex // serialises inserts, flushes and sweeps
 	full uint64     // learn attempts that found no slot (under mu)
@@ -58,41 +64,82 @@ type fdbTable struct {
 	shift uint // 64 - log2(table size)
 }
 
-// fdbSlot: key is vid<<48 | mac, 0 for an empty slot (VID 0 is never
-// learned, so no station has key 0); val packs the entry (see pack).
+// fdbSlot: the key vid<<48 | mac in hi (its upper word) and lo; hi is 0
+// for an empty slot (VID 0 is never learned). val packs the entry (see
+// pack).
 type fdbSlot struct {
-	key, val atomic.Uint64
+	hi, lo, val atomic.Uint32
 }
 
-// Value word: time last seen in units of 2^timeShift ns (about 1 ms) in
-// bits 63..16, the port in 15..8, flags in 7..0.
+// key returns the slot's key, 0 if it is empty.
+func (s *fdbSlot) key() uint64 {
+	h := s.hi.Load()
+	if h == 0 {
+		return 0
+	}
+	return uint64(h)<<32 | uint64(s.lo.Load())
+}
+
+// publish fills an empty slot (under fdb.mu): value, lo, then hi.
+func (s *fdbSlot) publish(key uint64, v uint32) {
+	s.val.Store(v)
+	s.lo.Store(uint32(key))
+	s.hi.Store(uint32(key >> 32))
+}
+
+// Time is kept in units of 2^timeShift ns (about 67 ms; 802.1D ages in
+// seconds) in timeBits bits, wrapping: the value word is time last seen
+// in bits 31..7, the port in 6..1 (MaxPorts is 64), valLive in bit 0.
 const (
-	timeShift = 20
-	valLive   = 1 // learned and not flushed
+	timeShift = 26
+	timeBits  = 25
+	timeMask  = 1<<timeBits - 1
+	valLive   = 1
+	// maxAgeUnits bounds the ages a wrapping timestamp can tell apart:
+	// a difference of half the range or more reads as "from the future"
+	// (just seen). AgeTime may not exceed it, and a bridge silent for
+	// longer forgets every station (sweep), so no timestamp is ever read
+	// a whole wrap late.
+	maxAgeUnits = 1 << (timeBits - 1)
 	// refreshNS is how stale a known station's timestamp may get before
 	// learning rewrites it: aging has a one-second granularity, like
 	// 802.1D's.
 	refreshNS = 1 << 30
+	// refreshUnits is refreshNS in time units.
+	refreshUnits = refreshNS >> timeShift
 )
 
-func pack(now int64, port uint8) uint64 {
-	return uint64(now)>>timeShift<<16 | uint64(port)<<8 | valLive
+// MaxAgeTime is the longest FDB entry lifetime a bridge supports (Config.
+// AgeTime), about 13 days.
+const MaxAgeTime = time.Duration(maxAgeUnits) << timeShift
+
+// units returns a time in ns as time units (wrapping at 2^32 units).
+func units(now int64) uint32 { return uint32(uint64(now) >> timeShift) }
+
+func pack(now int64, port uint8) uint32 {
+	return units(now)&timeMask<<7 | uint32(port)<<1 | valLive
 }
 
-func valPort(v uint64) int { return int(v >> 8 & 0xff) }
+func valPort(v uint32) int { return int(v >> 1 & 0x3f) }
 
-// seenAgo is how long ago (ns, to 2^timeShift) an entry was last seen.
-// A timestamp from the future (another CPU's later clock read) counts as
+// seenAgo is how long ago, in time units, an entry was last seen. A
+// timestamp from the future (another CPU's later clock read) counts as
 // just seen.
-func seenAgo(v uint64, now int64) int64 {
-	return (int64(uint64(now)>>timeShift) - int64(v>>16)) << timeShift
+func seenAgo(v uint32, now int64) uint32 {
+	d := (units(now) - v>>7) & timeMask
+	if d >= maxAgeUnits {
+		return 0
+	}
+	return d
 }
 
 // maxProbe bounds per-frame table work.
 const maxProbe = 16
 
+// newFDB returns a table of size slots (rounded up to a power of two)
+// whose entries live age ns (at most MaxAgeTime).
 func newFDB(size int, age int64, seed uint64) *fdb {
-	t := &fdb{seed: seed | 1, age: age}
+	t := &fdb{seed: seed | 1, age: uint32(min(max(age>>timeShift, 1), maxAgeUnits-1))}
 	t.tab.Store(newTable(size))
 	return t
 }
@@ -118,15 +165,15 @@ func (t *fdb) hash(tab *fdbTable, key uint64) uint64 {
 	return ((key ^ t.seed) * 0x9e3779b97f4a7c15) >> tab.shift
 }
 
-func (t *fdb) live(v uint64, now int64) bool {
+func (t *fdb) live(v uint32, now int64) bool {
 	return v&valLive != 0 && seenAgo(v, now) < t.age
 }
 
 // learnLookup records that src (key) was seen on port, then looks up dst.
 func (t *fdb) learnLookup(src uint64, learn bool, port uint8, dst uint64, lookup bool, now int64) (int, bool) {
-	if now-t.lastSweep.Load() >= t.age/2 {
+	if units(now)-t.lastSweep.Load() >= t.age/2 {
 		t.mu.Lock()
-		if now-t.lastSweep.Load() >= t.age/2 {
+		if units(now)-t.lastSweep.Load() >= t.age/2 {
 			t.sweepLocked(now)
 		}
 		t.mu.Unlock()
@@ -145,13 +192,13 @@ func (t *fdb) learn(key uint64, port uint8, now int64) {
 	h := t.hash(tab, key)
 	for i := uint64(0); i < maxProbe; i++ {
 		s := &tab.slots[(h+i)&tab.mask]
-		k := s.key.Load()
+		k := s.key()
 		if k == 0 {
 			break
 		}
 		if k == key {
 			v := s.val.Load()
-			if v&valLive != 0 && valPort(v) == int(port) && seenAgo(v, now) < refreshNS {
+			if v&valLive != 0 && valPort(v) == int(port) && seenAgo(v, now) < refreshUnits {
 				return // known, here, recently: nothing to write
 			}
 			s.val.Store(pack(now, port)) // refresh, revival or station move
@@ -173,10 +220,9 @@ func (t *fdb) insertLocked(key uint64, port uint8, now int64) {
 		reclaimable := false
 		for i := uint64(0); i < maxProbe; i++ {
 			s := &tab.slots[(h+i)&tab.mask]
-			switch k := s.key.Load(); {
+			switch k := s.key(); {
 			case k == 0:
-				s.val.Store(pack(now, port))
-				s.key.Store(key) // publishes the slot
+				s.publish(key, pack(now, port))
 				return
 			case k == key:
 				s.val.Store(pack(now, port))
@@ -185,7 +231,7 @@ func (t *fdb) insertLocked(key uint64, port uint8, now int64) {
 				reclaimable = true
 			}
 		}
-		if !reclaimable || try > 0 || now-t.lastSweep.Load() < refreshNS {
+		if !reclaimable || try > 0 || units(now)-t.lastSweep.Load() < refreshUnits {
 			break
 		}
 		t.sweepLocked(now)
@@ -198,7 +244,7 @@ func (t *fdb) lookup(key uint64, now int64) (int, bool) {
 	h := t.hash(tab, key)
 	for i := uint64(0); i < maxProbe; i++ {
 		s := &tab.slots[(h+i)&tab.mask]
-		switch s.key.Load() {
+		switch s.key() {
 		case 0:
 			return -1, false
 		case key:
@@ -214,21 +260,23 @@ func (t *fdb) lookup(key uint64, now int64) (int, bool) {
 // sweepLocked replaces the table by a fresh one holding only the live
 // entries, which frees the slots of aged and flushed ones.
 func (t *fdb) sweepLocked(now int64) {
-	t.lastSweep.Store(now)
+	// Silent for longer than timestamps can tell: start empty rather
+	// than read a timestamp a whole wrap late.
+	silent := units(now)-t.lastSweep.Load() >= maxAgeUnits
+	t.lastSweep.Store(units(now))
 	old := t.tab.Load()
 	tab := newTable(len(old.slots))
 	for i := range old.slots {
 		s := &old.slots[i]
-		k, v := s.key.Load(), s.val.Load()
-		if k == 0 || !t.live(v, now) {
+		k, v := s.key(), s.val.Load()
+		if k == 0 || silent || !t.live(v, now) {
 			continue
 		}
 		h := t.hash(tab, k)
 		for j := uint64(0); j < maxProbe; j++ {
 			d := &tab.slots[(h+j)&tab.mask]
-			if d.key.Load() == 0 {
-				d.val.Store(v)
-				d.key.Store(k)
+			if d.key() == 0 {
+				d.publish(k, v)
 				break
 			}
 		}
@@ -247,7 +295,7 @@ func (t *fdb) flushPort(port uint8) {
 	for i := range tab.slots {
 		s := &tab.slots[i]
 		// CAS: a lock-free refresh that moved the station meanwhile wins.
-		if v := s.val.Load(); s.key.Load() != 0 && valPort(v) == int(port) {
+		if v := s.val.Load(); s.key() != 0 && valPort(v) == int(port) {
 			s.val.CompareAndSwap(v, v&^valLive)
 		}
 	}
@@ -260,7 +308,7 @@ func (t *fdb) entries(now int64) int {
 	n := 0
 	for i := range tab.slots {
 		s := &tab.slots[i]
-		if s.key.Load() != 0 && t.live(s.val.Load(), now) {
+		if s.key() != 0 && t.live(s.val.Load(), now) {
 			n++
 		}
 	}

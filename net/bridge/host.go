@@ -24,8 +24,11 @@ import (
 // driver's buffer to the stack. A flooded frame that another port is
 // still transmitting when gVisor parses it is shared, and gVisor copies
 // what it parses (copy-on-write), a second copy; NICs that copy on
-// Transmit (pcnet, the TAP device) are done with it by then. Any other
-// handler borrows the frame for the call, as from a driver.
+// Transmit (pcnet, the TAP device) are done with it by then. A handler
+// that also implements LendHandler (the router's forwarding layer) is
+// offered the borrowed frame first, and a routed frame it consumes costs
+// the bridge no copy. Any other handler borrows the frame for the call,
+// as from a driver.
 //
 // Frames the stack transmits are gathered into one buffer and bridged
 // synchronously; egress NIC ports share that buffer, and the stack's
@@ -37,6 +40,7 @@ type HostNIC struct {
 	rxMu    sync.Mutex // serialises calls into h
 	h       gnet.Handler
 	vh      ViewHandler // h, if it takes frames by reference
+	lh      LendHandler // h, if it takes some frames borrowed first
 	flat    [gnet.RxBufSize]byte
 	started atomic.Bool
 
@@ -58,6 +62,18 @@ type ViewHandler interface {
 	// to it while others hold references: gVisor's buffers copy a shared
 	// chunk before handing out memory to write to (copy-on-write).
 	ReceiveView(v *buffer.View)
+}
+
+// A LendHandler is a ViewHandler that can take some frames borrowed, for
+// the call only, sparing the bridge its copy: the router's forwarding
+// layer (net/forward's Iface) consumes routed frames that way, copying
+// them once into a buffer of its own. The bridge offers ReceiveLent a
+// frame no other port has needed a copy of; if it returns false, it
+// did nothing and the frame goes to ReceiveView as usual. ReceiveLent
+// must neither write to the frame nor keep it.
+type LendHandler interface {
+	ViewHandler
+	ReceiveLent(frame []byte) bool
 }
 
 // AddHostPort adds the router's own stack as a bridge port with VLAN
@@ -108,6 +124,7 @@ func (n *HostNIC) Start(h gnet.Handler) error {
 	n.rxMu.Lock()
 	n.h = h
 	n.vh, _ = h.(ViewHandler)
+	n.lh, _ = h.(LendHandler)
 	n.rxMu.Unlock()
 	return n.b.SetLink(n.port, true)
 }
@@ -119,7 +136,7 @@ func (n *HostNIC) Stop() {
 	}
 	_ = n.b.SetLink(n.port, false) // port exists: cannot fail
 	n.rxMu.Lock()
-	n.h, n.vh = nil, nil
+	n.h, n.vh, n.lh = nil, nil, nil
 	n.rxMu.Unlock()
 }
 
@@ -191,6 +208,8 @@ func (l hostLink) deliver(x *ingress, hdr, payload []byte) bool {
 	case n.h == nil:
 		n.RxNoHandler.Add(1)
 		return false
+	case hdr == nil && x != nil && x.v == nil && n.lh != nil && n.lh.ReceiveLent(payload):
+		// Consumed from the borrowed frame: no copy of the bridge's.
 	case hdr == nil && x != nil && n.vh != nil && x.last:
 		n.vh.ReceiveView(x.take(payload))
 	case hdr == nil && x != nil && n.vh != nil:

@@ -11,7 +11,9 @@ import (
 // and starts it: the frames it receives are bridged straight from the
 // driver's receive buffer, and carrier changes open and close the port.
 //
-// Egress shares the ingress copy: the TxBuf handed to the driver holds a
+// A NIC that copies before Transmit returns (net.CapTxCopy) is lent the
+// ingress driver's buffer, with a private header in front if the bridge
+// rewrote it and the NIC gathers. Other egress shares the ingress copy: the TxBuf handed to the driver holds a
 // reference to the bridge's one copy of the frame (see the package
 // documentation) until the driver releases it at TX completion, so a
 // frame flooded to several ports is one buffer with several readers. Only
@@ -23,7 +25,8 @@ import (
 // dropped and counted (PortStats.TxDropped), as a switch drops at a
 // congested port, so a slow port never holds up the others.
 func (b *Bridge) AttachNIC(nic gnet.NIC, v PortVLANs) (int, error) {
-	np := &nicPort{b: b, nic: nic, gather: nic.Capabilities()&gnet.CapScatterGather != 0}
+	caps := nic.Capabilities()
+	np := &nicPort{b: b, nic: nic, gather: caps&gnet.CapScatterGather != 0, copies: caps&gnet.CapTxCopy != 0}
 	p, err := b.AddPort(np, v)
 	if err != nil {
 		return -1, err
@@ -43,6 +46,7 @@ type nicPort struct {
 	nic    gnet.NIC
 	port   int
 	gather bool // the NIC takes multi-segment TxBufs
+	copies bool // the NIC is done with a TxBuf when Transmit returns (CapTxCopy)
 }
 
 // Receive implements net.Handler: the borrowed frame is bridged at once.
@@ -68,8 +72,13 @@ func (np *nicPort) Send(hdr, payload []byte) bool {
 	return true
 }
 
-// keep implements keeper: the TxBuf shares the ingress copy.
+// keep implements keeper: a NIC that copies before Transmit returns
+// (CapTxCopy) transmits the borrowed ingress frame itself; others get a
+// TxBuf that shares the ingress copy.
 func (np *nicPort) keep(x *ingress, frame, hdr []byte, rest int) bool {
+	if np.copies && (hdr == nil || np.gather) {
+		return np.lend(x, frame, hdr, rest)
+	}
 	if hdr != nil && !np.gather {
 		return np.Send(hdr, frame[rest:])
 	}
@@ -122,3 +131,38 @@ func (t *txFrame) Release() {
 	t.v, t.segs, t.nseg = nil, [2][]byte{}, 0
 	txFramePool.Put(t)
 }
+
+// lend transmits hdr ++ frame[rest:] (frame if hdr is nil) straight from
+// the memory the bridge borrows, through the ingress port's lentFrame: the
+// NIC copies it before Transmit returns (CapTxCopy), so the frame costs
+// the bridge no copy, no buffer and no reference count.
+func (np *nicPort) lend(x *ingress, frame, hdr []byte, rest int) bool {
+	l := &x.lent
+	if hdr == nil {
+		l.segs[0], l.nseg = frame, 1
+	} else {
+		l.segs[0], l.segs[1], l.nseg = hdr, frame[rest:], 2
+	}
+	err := np.nic.Transmit(l)
+	l.segs, l.nseg = [2][]byte{}, 0 // keep no reference to the borrowed frame
+	return err == nil
+}
+
+// lentFrame is a TxBuf over borrowed memory, for a NIC that is done with
+// it when Transmit returns (CapTxCopy): Release has nothing to give back.
+// Each ingress port has one; a port's ingress path is serialised, and the
+// NIC is done with the frame before the next one is lent.
+type lentFrame struct {
+	segs [2][]byte
+	nseg int
+}
+
+func (l *lentFrame) Segments() [][]byte { return l.segs[:l.nseg] }
+func (l *lentFrame) Len() int {
+	n := 0
+	for _, s := range l.segs[:l.nseg] {
+		n += len(s)
+	}
+	return n
+}
+func (l *lentFrame) Release() {}

@@ -3,6 +3,7 @@ package bridge
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -336,3 +337,172 @@ type handlerFunc func([]byte)
 
 func (f handlerFunc) Receive(b []byte)         { f(b) }
 func (handlerFunc) LinkChanged(gnet.LinkState) {}
+
+// copyNIC copies every frame at Transmit and releases it before
+// returning (CapTxCopy), as pcnet and the TAP device do; it keeps the
+// last frame, the memory it was lent for it and its segment count.
+type copyNIC struct {
+	caps gnet.Capabilities
+	h    gnet.Handler
+	n    int // frames sent
+	buf  [gnet.RxBufSize]byte
+	last []byte // the last frame, in buf
+	lent *byte  // first byte of its first segment
+	segs int
+}
+
+func (*copyNIC) MACAddress() gnet.MAC              { return stC }
+func (*copyNIC) MTU() int                          { return 1500 }
+func (n *copyNIC) Capabilities() gnet.Capabilities { return n.caps | gnet.CapTxCopy }
+func (*copyNIC) Link() gnet.LinkState              { return gnet.LinkState{Up: true} }
+func (n *copyNIC) Start(h gnet.Handler) error      { n.h = h; return nil }
+func (*copyNIC) Stop()                             {}
+func (n *copyNIC) Transmit(t gnet.TxBuf) error {
+	k := 0
+	for _, s := range t.Segments() {
+		k += copy(n.buf[k:], s)
+	}
+	if k != t.Len() {
+		return errors.New("copyNIC: Len disagrees with the segments")
+	}
+	n.n++
+	n.last, n.lent, n.segs = n.buf[:k], &t.Segments()[0][0], len(t.Segments())
+	t.Release()
+	return nil
+}
+
+// TestNICPortLendsToCopyingNIC: a frame forwarded to a NIC that copies
+// before Transmit returns (CapTxCopy) is lent straight from the ingress
+// driver's buffer (no bridge copy), also with a rewritten header when the
+// NIC gathers; a port that keeps the frame (holdNIC) still gets a buffer
+// of the bridge's that survives the driver reusing its own; forwarding
+// allocates nothing.
+func TestNICPortLendsToCopyingNIC(t *testing.T) {
+	b, _ := New(Config{MAC: brMAC})
+	in, cp, hold := &holdNIC{}, &copyNIC{}, &holdNIC{}
+	for _, n := range []gnet.NIC{in, cp, hold} {
+		if _, err := b.AttachNIC(n, DefaultVLANs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := frame(bcast, stA, -1, 0, 100)
+	var r ring
+	dma := r.receive(in.h, f) // flooded to both
+	if cp.n != 1 || !bytes.Equal(cp.last, f) {
+		t.Fatalf("copying NIC sent %d frames, last %x, want %x", cp.n, cp.last, f)
+	}
+	if cp.lent != &dma[0] {
+		t.Fatal("copying NIC was not lent the driver's buffer")
+	}
+	if len(hold.held) != 1 || !bytes.Equal(hold.flat(0), f) {
+		t.Fatalf("holding NIC has %d frames, first %x", len(hold.held), hold.flat(0))
+	}
+	if &hold.held[0].Segments()[0][0] == &dma[0] {
+		t.Fatal("holding NIC got the driver's buffer")
+	}
+	hold.complete()
+
+	// Unicast to the copying NIC alone: no allocation.
+	cp.h.Receive(frame(bcast, stC, -1, 0, 46)) // C lives on the copying port
+	hold.complete()
+	uni := frame(stC, stA, -1, 0, 100)
+	n := cp.n
+	if a := testing.AllocsPerRun(100, func() { r.receive(in.h, uni) }); a != 0 && !raceEnabled {
+		t.Fatalf("%v allocations per lent frame", a)
+	}
+	if cp.n == n || !bytes.Equal(cp.last, uni) || len(hold.held) != 0 {
+		t.Fatalf("unicast to the copying port: %d sent, %d held", cp.n-n, len(hold.held))
+	}
+}
+
+// TestNICPortLendsRetagged: a re-tagged frame is lent as the private
+// header plus the driver's payload to a copying NIC that gathers, and
+// copied flat for one that does not.
+func TestNICPortLendsRetagged(t *testing.T) {
+	access := PortVLANs{PVID: 10, Untagged: []uint16{10}}
+	trunk := PortVLANs{PVID: 1, Untagged: []uint16{1}, Tagged: []uint16{10}}
+	for _, c := range []struct {
+		name string
+		caps gnet.Capabilities
+		segs int
+	}{{"gather", gnet.CapScatterGather, 2}, {"flat", 0, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			b, _ := New(Config{MAC: brMAC})
+			in, out := &holdNIC{}, &copyNIC{caps: c.caps}
+			b.AttachNIC(in, access)
+			b.AttachNIC(out, trunk)
+			var r ring
+			r.receive(in.h, frame(bcast, stA, -1, 0, 100))
+			if out.n != 1 || out.segs != c.segs {
+				t.Fatalf("%d frames sent, in %d segments, want 1 in %d", out.n, out.segs, c.segs)
+			}
+			if want := frame(bcast, stA, 10, 0, 100); !bytes.Equal(out.last, want) {
+				t.Fatalf("got %x\nwant %x", out.last, want)
+			}
+		})
+	}
+}
+
+// lendHost is a host-side LendHandler (what net/forward's Iface is to the
+// bridge): it consumes the borrowed frames take says it routes.
+type lendHost struct {
+	viewHost
+	take   func([]byte) bool
+	lent   []*byte // first byte of each frame it consumed
+	offers int
+}
+
+func (h *lendHost) ReceiveLent(f []byte) bool {
+	h.offers++
+	if !h.take(f) {
+		return false
+	}
+	h.lent = append(h.lent, &f[0])
+	return true
+}
+
+// TestHostLendsToLendHandler: a frame for the host that no other port
+// kept is offered to a LendHandler borrowed, from the driver's buffer: if
+// it consumes it, the bridge makes no copy and ReceiveView is not
+// called; if it declines, ReceiveView gets the bridge's copy. A flooded
+// frame another port already holds a copy of goes by reference.
+func TestHostLendsToLendHandler(t *testing.T) {
+	b, _ := New(Config{MAC: brMAC})
+	host, _ := b.AddHostPort(DefaultVLANs)
+	routes := true
+	lh := &lendHost{take: func([]byte) bool { return routes }}
+	if err := host.Start(lh); err != nil {
+		t.Fatal(err)
+	}
+	in, out := &holdNIC{}, &holdNIC{}
+	b.AttachNIC(in, DefaultVLANs)
+	b.AttachNIC(out, DefaultVLANs)
+	var r ring
+
+	dma := r.receive(in.h, ipFrame(brMAC, stA))
+	if len(lh.lent) != 1 || lh.lent[0] != &dma[0] || len(lh.views) != 0 {
+		t.Fatalf("routed unicast: %d lent (driver's buffer: %v), %d views", len(lh.lent), len(lh.lent) == 1 && lh.lent[0] == &dma[0], len(lh.views))
+	}
+	uni := ipFrame(brMAC, stA)
+	lh.lent = make([]*byte, 0, 200)
+	if n := testing.AllocsPerRun(100, func() { r.receive(in.h, uni) }); n != 0 && !raceEnabled {
+		t.Fatalf("%v allocations per lent frame", n)
+	}
+
+	routes = false
+	f := ipFrame(brMAC, stA)
+	r.receive(in.h, f)
+	if len(lh.views) != 1 || !bytes.Equal(lh.views[0].AsSlice(), f) {
+		t.Fatalf("declined frame: %d views", len(lh.views))
+	}
+	lh.views[0].Release()
+	lh.views = nil
+
+	routes = true
+	offers := lh.offers
+	r.receive(in.h, ipFrame(bcast, stA)) // the NIC port keeps a copy first
+	if lh.offers != offers || len(lh.views) != 1 || len(out.held) != 1 {
+		t.Fatalf("flooded frame: offered %d times, %d views, %d held", lh.offers-offers, len(lh.views), len(out.held))
+	}
+	out.complete()
+}

@@ -37,6 +37,18 @@
 // and copied once into a pooled buffer. Either way the egress interface
 // gets the buffer by reference: br-lan's ports share it, a NIC transmits
 // from it. So a forwarded frame costs one copy and no allocation.
+//
+// When the egress NIC copies before Transmit returns (net.CapTxCopy:
+// pcnet, the TAP device), the fast path takes the frame borrowed instead,
+// from the driver or from br-lan (the Iface is the host port's
+// bridge.LendHandler, so the bridge makes no copy of its own): it copies
+// it into the ingress interface's own buffer, rewrites it there and the
+// egress driver copies it into its ring. No gVisor buffer, whose pool
+// lookup and 64-bit reference counts cost more than a copy on 32-bit
+// MIPS; and for TCP and UDP, which nat rewrites in the headers alone, only
+// the headers are copied when the egress NIC gathers: the payload goes
+// from the ingress driver's buffer to the egress driver's ring, the one
+// copy of the frame (processLent).
 package forward
 
 import (
@@ -49,6 +61,7 @@ import (
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/firewall"
 	"github.com/gowrt/gowrt/net/nat"
+	"github.com/gowrt/gowrt/net/netstack"
 )
 
 // MaxIfaces bounds the interfaces of one Forwarder.
@@ -96,17 +109,17 @@ type Forwarder struct {
 
 // Stats counts what the Forwarder did, without locks.
 type Stats struct {
-	Forwarded   atomic.Uint64 // packets sent out after a rewrite
-	FastPath    atomic.Uint64 // of those, with the next hop cached in the connection
-	Local       atomic.Uint64 // delivered to the router's stack
-	NoRoute     atomic.Uint64 // no interface for the destination
-	Rejected    atomic.Uint64 // answered with an ICMP error or a TCP reset
-	Answers     atomic.Uint64 // ICMP errors / resets actually sent
-	Unresolved  atomic.Uint64 // next hop did not answer ARP
-	PendingFull atomic.Uint64 // dropped: too many frames already waiting for ARP
-	TxErrors    atomic.Uint64 // egress NIC refused the frame (ring full, link down)
-	TooBig      atomic.Uint64 // longer than the egress MTU: "fragmentation needed" sent (DF) or dropped
-	InputDrop   atomic.Uint64 // the input chain dropped or rejected a packet for the router
+	Forwarded   gnet.Counter // packets sent out after a rewrite
+	FastPath    gnet.Counter // of those, with the next hop cached in the connection
+	Local       gnet.Counter // delivered to the router's stack
+	NoRoute     gnet.Counter // no interface for the destination
+	Rejected    gnet.Counter // answered with an ICMP error or a TCP reset
+	Answers     gnet.Counter // ICMP errors / resets actually sent
+	Unresolved  gnet.Counter // next hop did not answer ARP
+	PendingFull gnet.Counter // dropped: too many frames already waiting for ARP
+	TxErrors    gnet.Counter // egress NIC refused the frame (ring full, link down)
+	TooBig      gnet.Counter // longer than the egress MTU: "fragmentation needed" sent (DF) or dropped
+	InputDrop   gnet.Counter // the input chain dropped or rejected a packet for the router
 }
 
 // ErrConfig reports an invalid configuration.
@@ -119,6 +132,12 @@ func New(cfg Config) (*Forwarder, error) {
 	}
 	if cfg.MaxPending <= 0 {
 		cfg.MaxPending = 64
+	}
+	if cfg.NAT.Now == nil {
+		// The table reads the clock per packet: on the gowrt kernel
+		// the runtime's clock is a trap per read, netstack.Nanotime
+		// reads CP0 Count (the standard clock elsewhere).
+		cfg.NAT.Now = netstack.Nanotime
 	}
 	f := &Forwarder{resolver: cfg.Resolver, maxPending: int32(cfg.MaxPending)}
 	f.rules.Store(cfg.Rules)
@@ -162,16 +181,20 @@ func (f *Forwarder) Ifaces() []*Iface {
 // isLocal reports whether a is one of the router's addresses, or a
 // broadcast address of one of its subnets.
 func (f *Forwarder) isLocal(a netip.Addr) bool {
-	if a == limitedBroadcast {
+	if !a.Is4() {
+		return false
+	}
+	return f.isLocal4(addr4(a))
+}
+
+// isLocal4 is isLocal for an address as a big-endian word.
+func (f *Forwarder) isLocal4(w uint32) bool {
+	if w == 0xffffffff { // the limited broadcast
 		return true
 	}
 	n := int(f.n.Load())
 	for _, i := range f.ifaces[:n] {
-		p := i.prefix()
-		if !p.IsValid() {
-			continue
-		}
-		if p.Addr() == a || (p.Bits() < 31 && a == broadcastOf(p)) {
+		if ia := i.addr.Load(); ia != nil && (w == ia.local || w == ia.bcast) {
 			return true
 		}
 	}
@@ -201,13 +224,4 @@ func (f *Forwarder) route(dst netip.Addr) (*Iface, netip.Addr) {
 		return def, def.gateway()
 	}
 	return nil, netip.Addr{}
-}
-
-var limitedBroadcast = netip.AddrFrom4([4]byte{255, 255, 255, 255})
-
-func broadcastOf(p netip.Prefix) netip.Addr {
-	a := p.Addr().As4()
-	m := ^uint32(0) >> p.Bits()
-	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3]) | m
-	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
 }

@@ -1,6 +1,7 @@
 package forward
 
 import (
+	"bytes"
 	"encoding/binary"
 	"net/netip"
 	"strings"
@@ -22,6 +23,10 @@ type sinkNIC struct {
 	keep bool // record frames (off in benchmarks)
 	n    int
 	mtu  int // 0: 1500
+	// copies advertises net.CapTxCopy (Transmit copies and releases at
+	// once, as it does either way): the forwarder then takes its lent
+	// fast path.
+	copies bool
 }
 
 func (s *sinkNIC) MACAddress() gnet.MAC { return s.mac }
@@ -31,7 +36,12 @@ func (s *sinkNIC) MTU() int {
 	}
 	return gnet.DefaultMTU
 }
-func (s *sinkNIC) Capabilities() gnet.Capabilities { return 0 }
+func (s *sinkNIC) Capabilities() gnet.Capabilities {
+	if s.copies {
+		return gnet.CapTxCopy | gnet.CapScatterGather // Transmit flattens
+	}
+	return 0
+}
 func (s *sinkNIC) Link() gnet.LinkState {
 	return gnet.LinkState{Up: true, SpeedMbps: 1000, FullDuplex: true}
 }
@@ -123,6 +133,84 @@ type rig struct {
 
 func newRig(t testing.TB) *rig { return newRigMTU(t, 0) }
 
+// copyingNICs makes newRig's NICs advertise net.CapTxCopy (TestLentPath).
+var copyingNICs bool
+
+// TestLentPath runs the forwarding tests again with lower NICs that copy
+// before Transmit returns, so that borrowed frames take processLent (one
+// copy into the interface's buffer, no gVisor buffer) and its fallbacks
+// (answers, the router's own traffic, "fragmentation needed"). The
+// borrowed frames must come through unchanged.
+func TestLentPath(t *testing.T) {
+	copyingNICs = true
+	defer func() { copyingNICs = false }()
+	for name, f := range map[string]func(*testing.T){
+		"Masquerade": TestMasquerade, "WANInput": TestWANInput, "TTLExceeded": TestTTLExceeded,
+		"RouterTrafficTracked": TestRouterTrafficTracked, "LANInputGoesUp": TestLANInputGoesUp,
+		"FastPathAllocatesNothing": TestFastPathAllocatesNothing, "InterfaceAddedLater": TestInterfaceAddedLater,
+		"NewGatewayReresolved": TestNewGatewayReresolved, "FragmentationNeeded": TestFragmentationNeeded,
+	} {
+		t.Run(name, f)
+	}
+	t.Run("HeadersOnly", func(t *testing.T) {
+		// Long TCP and UDP packets are rewritten in a copy of their
+		// headers, the payload sent from the borrowed frame: the
+		// interface's buffer is poisoned first, so a rewrite that read
+		// or sent anything beyond the headers shows in the checksums.
+		g := newRig(t)
+		for i := range g.lan.lent {
+			g.lan.lent[i] = 0xee
+		}
+		out, to := netip.AddrPortFrom(host, 5001), netip.AddrPortFrom(remote, 443)
+		syn := frame(lanMAC, hostMAC, out, to, protoTCP, 64, tcpSYN())
+		g.lan.Receive(syn)
+		verify(t, g.wanNIC.take(t))
+		ack := append(make([]byte, 20), bytes.Repeat([]byte{4, 5}, 700)...)
+		ack[12], ack[13] = 5<<4, 0x10 // ACK
+		for _, c := range []struct {
+			proto uint8
+			from  netip.AddrPort
+			l4    []byte
+		}{
+			{protoUDP, netip.AddrPortFrom(host, 5002), append(udp(0), bytes.Repeat([]byte{1, 2, 3}, 480)...)},
+			{protoTCP, out, ack},
+		} {
+			proto := c.proto
+			f := frame(lanMAC, hostMAC, c.from, to, proto, 64, c.l4)
+			before := g.f.Stats.FastPath.Load()
+			g.lan.Receive(f)
+			sent := g.wanNIC.take(t)
+			verify(t, sent)
+			if len(sent) != len(f) || !bytes.Equal(sent[maxHeaders:], f[maxHeaders:]) {
+				t.Fatalf("proto %d: payload changed", proto)
+			}
+			if proto == protoTCP && g.f.Stats.FastPath.Load() != before+1 {
+				t.Fatal("established TCP packet not on the fast path")
+			}
+		}
+	})
+	t.Run("BorrowedUnchanged", func(t *testing.T) {
+		g := newRig(t)
+		if !g.lan.copies || !g.wan.copies {
+			t.Fatal("interfaces do not see copying NICs")
+		}
+		out, to := netip.AddrPortFrom(host, 5000), netip.AddrPortFrom(remote, 53)
+		for i := range 3 {
+			f := frame(lanMAC, hostMAC, out, to, protoUDP, 64, udp(32))
+			lent := append([]byte(nil), f...)
+			before := g.f.Stats.FastPath.Load()
+			g.lan.Receive(lent)
+			if !bytes.Equal(lent, f) {
+				t.Fatalf("packet %d: the lent frame was written to", i)
+			}
+			verify(t, g.wanNIC.take(t))
+			if i > 0 && g.f.Stats.FastPath.Load() != before+1 {
+				t.Fatalf("packet %d of an established flow not on the fast path", i)
+			}
+		}
+	})
+}
+
 // newRigMTU is newRig with the WAN port's MTU (0: 1500).
 func newRigMTU(t testing.TB, wanMTU int) *rig {
 	t.Helper()
@@ -138,8 +226,9 @@ func newRigMTU(t testing.TB, wanMTU int) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &rig{f: f, lanNIC: &sinkNIC{mac: lanMAC, keep: true}, wanNIC: &sinkNIC{mac: wanMAC, keep: true, mtu: wanMTU},
-		lanUp: &stackRecorder{}, wanUp: &stackRecorder{}}
+	g := &rig{f: f, lanNIC: &sinkNIC{mac: lanMAC, keep: true, copies: copyingNICs},
+		wanNIC: &sinkNIC{mac: wanMAC, keep: true, mtu: wanMTU, copies: copyingNICs},
+		lanUp:  &stackRecorder{}, wanUp: &stackRecorder{}}
 	if g.lan, err = f.AddIface(IfaceConfig{Name: "lan", NIC: g.lanNIC}); err != nil {
 		t.Fatal(err)
 	}

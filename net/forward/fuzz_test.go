@@ -1,6 +1,7 @@
 package forward
 
 import (
+	"bytes"
 	"net/netip"
 	"testing"
 )
@@ -9,7 +10,14 @@ import (
 // that already tracks a NATed flow: nothing panics, and every frame sent
 // on has a valid IPv4 header (the forwarder rewrites what it forwards and
 // builds what it answers).
-func FuzzReceive(f *testing.F) {
+func FuzzReceive(f *testing.F) { fuzzReceive(f, false) }
+
+// FuzzReceiveLent is FuzzReceive with lower NICs that copy before
+// Transmit returns (the lent fast path, processLent): also, the borrowed
+// frame is never written to.
+func FuzzReceiveLent(f *testing.F) { fuzzReceive(f, true) }
+
+func fuzzReceive(f *testing.F, copying bool) {
 	out := netip.AddrPortFrom(host, 5000)
 	to := netip.AddrPortFrom(remote, 53)
 	wanSide := netip.AddrPortFrom(wanAddr.Addr(), 5000)
@@ -26,7 +34,9 @@ func FuzzReceive(f *testing.F) {
 		f.Add(false, s)
 		f.Add(true, s)
 	}
+	copyingNICs = copying
 	g := newRig(f)
+	copyingNICs = false
 	g.lan.Receive(frame(lanMAC, hostMAC, out, to, protoUDP, 64, udp(32)))
 	g.lanNIC.keep, g.wanNIC.keep = true, true
 	f.Fuzz(func(t *testing.T, fromWAN bool, b []byte) {
@@ -35,7 +45,11 @@ func FuzzReceive(f *testing.F) {
 		if fromWAN {
 			in = g.wan
 		}
-		in.Receive(b)
+		lent := bytes.Clone(b)
+		in.Receive(lent)
+		if !bytes.Equal(lent, b) {
+			t.Fatal("the received frame was written to")
+		}
 		for _, nic := range []*sinkNIC{g.lanNIC, g.wanNIC} {
 			for _, s := range nic.sent {
 				if len(s) < 14+20 || s[12] != 0x08 || s[13] != 0 {

@@ -45,7 +45,7 @@ type Iface struct {
 	mac       gnet.MAC
 	mtu       int
 
-	addr atomic.Pointer[netip.Prefix]
+	addr atomic.Pointer[ifAddr]
 	gw   atomic.Pointer[netip.Addr]
 
 	hmu    sync.RWMutex
@@ -54,6 +54,43 @@ type Iface struct {
 
 	txMu    sync.Mutex
 	scratch [gnet.RxBufSize]byte // flattens gathered frames for tracking
+
+	// copies: lower is done with a TxBuf when Transmit returns
+	// (net.CapTxCopy), so the fast path may transmit from lent.
+	copies  bool
+	gathers bool // lower takes multi-segment TxBufs (net.CapScatterGather)
+	// lent and lentTx serve processLent, on this interface's receive
+	// path (serialised: one lower NIC's handler calls).
+	lent   [gnet.RxBufSize]byte
+	lentTx lentTxBuf
+}
+
+// lentTxBuf is a TxBuf over an interface's lent buffer, for a NIC that
+// copies it before Transmit returns: Release has nothing to give back.
+type lentTxBuf struct {
+	segs [2][]byte
+	n    int
+}
+
+func (t *lentTxBuf) Segments() [][]byte { return t.segs[:t.n] }
+func (t *lentTxBuf) Len() int           { return len(t.segs[0]) + len(t.segs[1]) }
+func (t *lentTxBuf) Release()           {}
+
+// transmitLent sends hdr (in i's lent buffer) ++ rest (borrowed, empty
+// unless out's NIC gathers) out of out, whose NIC copies it before
+// Transmit returns.
+func (i *Iface) transmitLent(out *Iface, hdr, rest []byte) bool {
+	i.lentTx.segs[0], i.lentTx.segs[1], i.lentTx.n = hdr, rest, 1
+	if len(rest) != 0 {
+		i.lentTx.n = 2
+	}
+	err := out.lower.Transmit(&i.lentTx)
+	i.lentTx.segs = [2][]byte{}
+	if err != nil {
+		i.f.Stats.TxErrors.Add(1)
+		return false
+	}
+	return true
 }
 
 // viewHandler takes frames by reference (netstack.Endpoint; the same
@@ -98,6 +135,8 @@ func (f *Forwarder) AddIface(c IfaceConfig) (*Iface, error) {
 		mac: c.NIC.MACAddress(), mtu: c.NIC.MTU(),
 	}
 	i.viewTx, _ = c.NIC.(viewTransmitter)
+	i.copies = i.viewTx == nil && c.NIC.Capabilities()&gnet.CapTxCopy != 0
+	i.gathers = c.NIC.Capabilities()&gnet.CapScatterGather != 0
 	f.ifaces[n] = i
 	if m := f.minMTU.Load(); m == 0 || int32(i.mtu) < m {
 		f.minMTU.Store(int32(i.mtu))
@@ -125,7 +164,7 @@ func (i *Iface) Lower() gnet.NIC { return i.lower }
 func (i *Iface) SetAddress(p netip.Prefix, gw netip.Addr) {
 	old, oldGW := i.prefix(), i.gateway()
 	if p.IsValid() {
-		i.addr.Store(&p)
+		i.addr.Store(newIfAddr(p))
 	} else {
 		i.addr.Store(nil)
 	}
@@ -149,10 +188,33 @@ func (i *Iface) Address() netip.Prefix { return i.prefix() }
 func (i *Iface) Gateway() netip.Addr { return i.gateway() }
 
 func (i *Iface) prefix() netip.Prefix {
-	if p := i.addr.Load(); p != nil {
-		return *p
+	if a := i.addr.Load(); a != nil {
+		return a.p
 	}
 	return netip.Prefix{}
+}
+
+// ifAddr is an interface's address as the per-packet checks use it: the
+// prefix, and the address and subnet broadcast as words, computed once
+// when the address is set rather than per packet from the netip values.
+type ifAddr struct {
+	p            netip.Prefix
+	local, bcast uint32
+}
+
+func newIfAddr(p netip.Prefix) *ifAddr {
+	a := &ifAddr{p: p, local: addr4(p.Addr())}
+	a.bcast = a.local // /31 and /32 have no broadcast address
+	if p.Bits() < 31 {
+		a.bcast = a.local | ^uint32(0)>>p.Bits()
+	}
+	return a
+}
+
+// addr4 returns an IPv4 address as a big-endian word.
+func addr4(a netip.Addr) uint32 {
+	b := a.As4()
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
 
 func (i *Iface) gateway() netip.Addr {
@@ -262,9 +324,26 @@ func (i *Iface) Receive(frame []byte) {
 	case filtered:
 		return
 	}
+	if i.f.processLent(i, frame) {
+		return
+	}
 	v := buffer.NewViewSize(len(frame))
 	copy(v.AsSlice(), frame) // fresh and unshared
 	i.f.process(i, v)
+}
+
+// ReceiveLent implements net/bridge's LendHandler: br-lan's host port
+// offers a frame that no other port kept before it hands the frame over
+// by reference. A routable frame the fast path can take from borrowed
+// memory is consumed here (processLent); anything else is left to
+// ReceiveView.
+func (i *Iface) ReceiveLent(frame []byte) bool {
+	// classify's route case, without its input chain for broadcasts.
+	if i.intercept != nil || len(frame) < gnet.EthHeaderLen+ipv4Min || etherType(frame) != etherIPv4 ||
+		frame[0]&1 != 0 || [6]byte(frame[0:6]) != i.mac {
+		return false
+	}
+	return i.f.processLent(i, frame)
 }
 
 // ReceiveView takes frames by reference from a lower NIC that hands them

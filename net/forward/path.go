@@ -1,6 +1,7 @@
 package forward
 
 import (
+	"encoding/binary"
 	"net/netip"
 	"sync"
 
@@ -19,7 +20,7 @@ func (f *Forwarder) process(in *Iface, v *buffer.View) {
 		// A zone without tracked input (br-lan): packets for the router
 		// need only the input chain, and never touch the table, which
 		// holds forwarded and WAN connections.
-		if p, ok := peek(pkt); ok && f.isLocal(p.Dst) {
+		if p, ok := f.peekLocal(pkt); ok {
 			p.In = uint8(in.id)
 			if verdict(f.rules.Load().Input(&p)) != nat.Forward {
 				f.Stats.InputDrop.Add(1)
@@ -40,7 +41,14 @@ func (f *Forwarder) process(in *Iface, v *buffer.View) {
 		orig = buffer.NewViewWithData(pkt)
 		defer orig.Release()
 	}
-	vd := f.table.Forward(pkt, in.id)
+	f.act(in, v, f.table.Forward(pkt, in.id), orig)
+}
+
+// act carries out the connection table's verdict on the packet in v
+// (rewritten if the verdict is Forward; orig is its copy as received if
+// it may be too big for its egress interface). It consumes v.
+func (f *Forwarder) act(in *Iface, v *buffer.View, vd nat.Verdict, orig *buffer.View) {
+	b := v.AsSlice()
 	switch vd.Action {
 	case nat.Forward:
 		if orig != nil && f.tooBig(in, b[6:12], orig.AsSlice(), vd) {
@@ -62,6 +70,62 @@ func (f *Forwarder) process(in *Iface, v *buffer.View) {
 		v.Release()
 	}
 }
+
+// processLent is process for a routable frame the lower NIC lends (a
+// driver's receive buffer, or br-lan's ingress frame through the host
+// port's LendHandler). A packet of a known connection whose egress NIC
+// copies before Transmit returns (net.CapTxCopy) is copied into the
+// ingress interface's own buffer, rewritten there and transmitted from
+// it: one copy before the driver's, and no gVisor buffer (its pool and
+// reference counts cost more than the copy). Other verdicts continue in
+// a buffer of their own. A packet for the router, or one longer than the
+// smallest MTU (which may need the original for an ICMP error), is left
+// alone: processLent returns false before it does anything, and the
+// caller takes the buffered path.
+func (f *Forwarder) processLent(in *Iface, frame []byte) bool {
+	if len(frame) > len(in.lent) {
+		return false
+	}
+	pkt := frame[gnet.EthHeaderLen:]
+	if !in.track && len(pkt) >= ipv4Min && f.isLocal4(binary.BigEndian.Uint32(pkt[16:20])) {
+		return false // for the router: the buffered path judges it
+	}
+	if len(pkt) >= ipv4Min && int(pkt[2])<<8|int(pkt[3]) > int(f.minMTU.Load()) {
+		return false
+	}
+	// TCP and UDP are rewritten in their headers only, with incremental
+	// checksum updates (nat's rewrite): copy the headers and leave the
+	// payload where it is, for a NIC that gathers; the rest of b is
+	// filled in only if the packet leaves the fast path.
+	b := in.lent[:len(frame)]
+	n := len(frame)
+	if len(pkt) >= ipv4Min && (pkt[9] == protoTCP || pkt[9] == protoUDP) {
+		n = min(n, maxHeaders)
+	}
+	copy(b, frame[:n])
+	vd := f.table.Forward(b[gnet.EthHeaderLen:], in.id)
+	if vd.Action == nat.Forward && vd.Conn != nil {
+		if out := f.iface(vd.Out); out != nil && out.copies && (n == len(frame) || out.gathers) {
+			if h := vd.Hop(); h.Valid && h.Out == vd.Out {
+				copy(b[0:6], h.Dst[:])
+				copy(b[6:12], h.Src[:])
+				if in.transmitLent(out, b[:n], frame[n:]) {
+					f.Stats.Forwarded.Add(1)
+					f.Stats.FastPath.Add(1)
+				}
+				return true
+			}
+		}
+	}
+	copy(b[n:], frame[n:])
+	f.act(in, buffer.NewViewWithData(b), vd, nil)
+	return true
+}
+
+// maxHeaders bounds the headers of a TCP or UDP frame the fast path
+// rewrites: Ethernet, an IPv4 header with options (60), a TCP header with
+// options (60, the MSS clamp's reach).
+const maxHeaders = gnet.EthHeaderLen + 60 + 60
 
 // send puts a rewritten packet on its egress interface: at once with the
 // connection's cached next hop (the fast path), else after resolving it.
@@ -244,6 +308,17 @@ const (
 // peek reads what the input chain matches on from an IPv4 packet: the
 // addresses, the protocol, the ports or the ICMP type. It does not check
 // checksums; ok is false for a packet too short to say.
+// peekLocal is peek for a packet addressed to the router (one of its
+// addresses or a broadcast of its subnets); ok is false for any other.
+// It reads the destination before building the Packet, whose netip
+// addresses cost more than the check on the forwarding path.
+func (f *Forwarder) peekLocal(p []byte) (firewall.Packet, bool) {
+	if len(p) < ipv4Min || !f.isLocal4(binary.BigEndian.Uint32(p[16:20])) {
+		return firewall.Packet{}, false
+	}
+	return peek(p)
+}
+
 func peek(p []byte) (firewall.Packet, bool) {
 	if len(p) < ipv4Min || p[0]>>4 != 4 {
 		return firewall.Packet{}, false

@@ -19,19 +19,19 @@ import (
 // in the software queue are in none yet). TxQueued and LinkChanges count
 // events.
 type Stats struct {
-	RxFrames      atomic.Uint64 // delivered to the stack
-	RxBytes       atomic.Uint64
-	RxMalformed   atomic.Uint64 // shorter than an Ethernet header
-	RxOversize    atomic.Uint64 // longer than MTU + header (+ one VLAN tag)
-	RxUnsupported atomic.Uint64 // 802.3 length frames (LLC), not for IP
-	RxNotAttached atomic.Uint64 // arrived before Attach / after detach
-	TxFrames      atomic.Uint64 // accepted by the NIC
-	TxBytes       atomic.Uint64
-	TxQueued      atomic.Uint64 // found the ring full and waited in the queue
-	TxRingFull    atomic.Uint64 // dropped: TX ring and software queue full
-	TxLinkDown    atomic.Uint64 // dropped: carrier down
-	TxErrors      atomic.Uint64 // dropped: oversize or other NIC error
-	LinkChanges   atomic.Uint64
+	RxFrames      gnet.Counter // delivered to the stack
+	RxBytes       gnet.Counter
+	RxMalformed   gnet.Counter // shorter than an Ethernet header
+	RxOversize    gnet.Counter // longer than MTU + header (+ one VLAN tag)
+	RxUnsupported gnet.Counter // 802.3 length frames (LLC), not for IP
+	RxNotAttached gnet.Counter // arrived before Attach / after detach
+	TxFrames      gnet.Counter // accepted by the NIC
+	TxBytes       gnet.Counter
+	TxQueued      gnet.Counter // found the ring full and waited in the queue
+	TxRingFull    gnet.Counter // dropped: TX ring and software queue full
+	TxLinkDown    gnet.Counter // dropped: carrier down
+	TxErrors      gnet.Counter // dropped: oversize or other NIC error
+	LinkChanges   gnet.Counter
 }
 
 // Endpoint adapts a NIC to gVisor's stack.LinkEndpoint, Ethernet framing
@@ -268,7 +268,7 @@ func (e *Endpoint) deliver(d stack.NetworkDispatcher, typ uint16, v *buffer.View
 	pkt.PktType = pt
 	pkt.RXChecksumValidated = e.caps&gnet.CapRxChecksum != 0
 	e.Stats.RxFrames.Add(1)
-	e.Stats.RxBytes.Add(uint64(n))
+	e.Stats.RxBytes.Add(uint32(n))
 	d.DeliverNetworkPacket(tcpip.NetworkProtocolNumber(typ), pkt)
 	pkt.DecRef()
 }
@@ -420,11 +420,11 @@ func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) 
 	e.drainLocked()
 	for i, pkt := range list {
 		if !e.linkUp.Load() {
-			e.Stats.TxLinkDown.Add(uint64(len(list) - i))
+			e.Stats.TxLinkDown.Add(uint32(len(list) - i))
 			return i, &tcpip.ErrClosedForSend{}
 		}
 		if pkt.Size() > max {
-			e.Stats.TxErrors.Add(uint64(len(list) - i))
+			e.Stats.TxErrors.Add(uint32(len(list) - i))
 			return i, &tcpip.ErrMessageTooLong{}
 		}
 		tb := newTxPacket(pkt, e.caps&gnet.CapScatterGather != 0)
@@ -446,18 +446,18 @@ func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) 
 			rest := uint64(len(list) - i)
 			switch err {
 			case gnet.ErrTxFull:
-				e.Stats.TxRingFull.Add(rest)
+				e.Stats.TxRingFull.Add(uint32(rest))
 				return i, &tcpip.ErrNoBufferSpace{}
 			case gnet.ErrLinkDown:
-				e.Stats.TxLinkDown.Add(rest)
+				e.Stats.TxLinkDown.Add(uint32(rest))
 				return i, &tcpip.ErrClosedForSend{}
 			default:
-				e.Stats.TxErrors.Add(rest)
+				e.Stats.TxErrors.Add(uint32(rest))
 				return i, &tcpip.ErrInvalidEndpointState{}
 			}
 		}
 		e.Stats.TxFrames.Add(1)
-		e.Stats.TxBytes.Add(uint64(n))
+		e.Stats.TxBytes.Add(uint32(n))
 	}
 	return len(list), nil
 }
@@ -492,7 +492,7 @@ func (e *Endpoint) drainLocked() {
 		e.txLen--
 		if err == nil {
 			e.Stats.TxFrames.Add(1)
-			e.Stats.TxBytes.Add(uint64(tb.Len()))
+			e.Stats.TxBytes.Add(uint32(tb.Len()))
 		} else {
 			// Link went down or the NIC refused the frame.
 			tb.Release()

@@ -26,7 +26,7 @@ import (
 type Config struct {
 	MAC    gnet.MAC
 	MTU    int               // default gnet.DefaultMTU
-	Caps   gnet.Capabilities // e.g. gnet.CapScatterGather
+	Caps   gnet.Capabilities // e.g. gnet.CapScatterGather; with CapTxCopy, Transmit copies the frame and releases it before returning
 	TxRing int               // TX descriptors, default 64
 }
 
@@ -141,6 +141,31 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 		n.TxBadSegs.Add(1)
 		return errors.New("nictest: gather list on a NIC without scatter-gather")
 	}
+	if n.cfg.Caps&gnet.CapTxCopy != 0 {
+		// The caller may lend memory it only borrows: queue a copy and
+		// release the caller's frame at once, as a copying driver does.
+		c := &copiedTx{}
+		for _, seg := range b.Segments() {
+			c.data = append(c.data, seg...)
+		}
+		if err := n.queue(c); err != nil {
+			return err
+		}
+		b.Release()
+		return nil
+	}
+	return n.queue(b)
+}
+
+// copiedTx is the copy a CapTxCopy NIC queues.
+type copiedTx struct{ data []byte }
+
+func (c *copiedTx) Segments() [][]byte { return [][]byte{c.data} }
+func (c *copiedTx) Len() int           { return len(c.data) }
+func (c *copiedTx) Release()           {}
+
+// queue puts b on the TX ring or reports it full.
+func (n *NIC) queue(b gnet.TxBuf) error {
 	select {
 	case n.txq <- b:
 		return nil

@@ -54,7 +54,7 @@ func NewNIC(dev *Dev, mac gnet.MAC) *NIC {
 
 func (n *NIC) MACAddress() gnet.MAC            { return n.mac }
 func (n *NIC) MTU() int                        { return n.mtu }
-func (n *NIC) Capabilities() gnet.Capabilities { return 0 }
+func (n *NIC) Capabilities() gnet.Capabilities { return gnet.CapTxCopy }
 
 // Link implements gnet.NIC: up at 1000 Mbit/s full duplex unless the
 // cable was pulled with SetCarrier.

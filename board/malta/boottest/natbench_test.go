@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -19,6 +20,10 @@ import (
 	"github.com/gowrt/gowrt/internal/netns"
 	"github.com/gowrt/gowrt/internal/qemu"
 )
+
+// maxWindowTries bounds the windows one measurement may take to find
+// enough saturated intervals.
+const maxWindowTries = 3
 
 // natbenchControlPort is progs/natbench's ControlPort.
 const natbenchControlPort = 5999
@@ -70,7 +75,7 @@ var (
 // every goroutine included). Metrics:
 //
 //   - instructions/frame: busy instructions per frame over the poll
-//     intervals (10 ms of guest time) in which the guest never idled,
+//     intervals (2 ms of guest time) in which the guest never idled,
 //     i.e. forwarding at full load;
 //   - min-instructions/frame: the cheapest such interval;
 //   - window-instructions/frame: over the whole window, with the wake-ups
@@ -144,15 +149,31 @@ func natBench(b *testing.B, board string, i int, mode string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	s.burst(b, frame, benchFrames/10)
+	if dir := os.Getenv("GOWRT_NATBENCH_PROFILE"); dir != "" {
+		// GOWRT_NATBENCH_PROFILE_SIZE picks the frame size (default 1514).
+		pf := frame
+		if n, err := strconv.Atoi(os.Getenv("GOWRT_NATBENCH_PROFILE_SIZE")); err == nil && n >= 60 && n <= 1514 {
+			pf = udpFrame(n, dstMAC, s.ingressMAC)
+		}
+		natProfile(b, ns, s, filepath.Join(dir, fmt.Sprintf("%s-%s-%d.pprof", board, mode, len(pf))), pf)
+	}
 	for _, size := range benchFrameSizes {
 		b.Run(strconv.Itoa(size), func(b *testing.B) {
 			var sum natReport
 			for range b.N {
-				s.control(b, "start")
-				start := time.Now()
-				s.burst(b, udpFrame(size, dstMAC, s.ingressMAC), benchFrames)
-				r := parseReport(b, s.control(b, "stop"))
-				b.Logf("%s: %d frames in %v: %s", mode, benchFrames, time.Since(start).Round(time.Millisecond), r.line)
+				var r natReport
+				// A host busy with other work may fail to keep a fast
+				// guest saturated for a whole window: try again.
+				for try := 0; ; try++ {
+					s.control(b, "start")
+					start := time.Now()
+					s.burst(b, udpFrame(size, dstMAC, s.ingressMAC), benchFrames)
+					r = parseReport(b, s.control(b, "stop"))
+					b.Logf("%s: %d frames in %v: %s", mode, benchFrames, time.Since(start).Round(time.Millisecond), r.line)
+					if r.satFrames >= benchFrames/10 || try == maxWindowTries-1 {
+						break
+					}
+				}
 				if r.bytes != r.frames*uint64(size) {
 					b.Fatalf("egress frames of %d bytes on average, sent %d", r.bytes/max(r.frames, 1), size)
 				}
@@ -186,6 +207,24 @@ func natBench(b *testing.B, board string, i int, mode string) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+// natProfile takes a CPU profile of the firmware (progs/natbench's
+// profile-start and profile-stop) over profileBursts bursts of frame, and
+// fetches it over the LAN into file: with -icount its samples count
+// instructions. The profiler's signals cost instructions of their own,
+// so the profiling run is separate from the measured windows.
+func natProfile(b *testing.B, ns *netns.NS, s *injector, file string, frame []byte) {
+	const profileBursts = 5
+	if r := s.control(b, "profile-start"); r != "profiling" {
+		b.Fatalf("profile-start: %s", r)
+	}
+	for range profileBursts {
+		s.burst(b, frame, benchFrames)
+	}
+	b.Logf("profile-stop: %s", s.control(b, "profile-stop"))
+	ns.Must(b, "curl", "-sS", "--max-time", "60", "-o", file, "http://192.168.1.1:6060/natbench.pprof")
+	b.Logf("profile in %s", file)
 }
 
 var (
@@ -277,8 +316,14 @@ func (s *injector) open(ns *netns.NS, ingress, egress string) error {
 		return err
 	}
 	s.inIdx, s.outIdx, s.ingressMAC, s.egressMAC = inIf.Index, outIf.Index, inIf.HardwareAddr, outIf.HardwareAddr
-	// Protocol 0: the sending socket receives nothing.
+	// Protocol 0: the sending socket receives nothing. It bypasses the
+	// TAP's qdisc (Linux net/packet/af_packet.c packet_direct_xmit),
+	// which halves the host's cost per frame: a guest that forwards in
+	// a few thousand instructions outruns a slower sender and idles.
 	if s.in, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, 0); err != nil {
+		return err
+	}
+	if err := unix.SetsockoptInt(s.in, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 1); err != nil {
 		return err
 	}
 	// The counting socket sees every frame on the egress TAP; its
