@@ -61,7 +61,6 @@ import (
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/firewall"
 	"github.com/gowrt/gowrt/net/nat"
-	"github.com/gowrt/gowrt/net/netstack"
 )
 
 // MaxIfaces bounds the interfaces of one Forwarder.
@@ -132,12 +131,6 @@ func New(cfg Config) (*Forwarder, error) {
 	}
 	if cfg.MaxPending <= 0 {
 		cfg.MaxPending = 64
-	}
-	if cfg.NAT.Now == nil {
-		// The table reads the clock per packet: on the gowrt kernel
-		// the runtime's clock is a trap per read, netstack.Nanotime
-		// reads CP0 Count (the standard clock elsewhere).
-		cfg.NAT.Now = netstack.Nanotime
 	}
 	f := &Forwarder{resolver: cfg.Resolver, maxPending: int32(cfg.MaxPending)}
 	f.rules.Store(cfg.Rules)

@@ -14,6 +14,7 @@ import (
 	"github.com/gowrt/gowrt/net/dhcp/dhcpc"
 	"github.com/gowrt/gowrt/net/dhcp/ethudp"
 	"github.com/gowrt/gowrt/net/forward"
+	"github.com/gowrt/gowrt/net/netstack"
 	"github.com/gowrt/gowrt/sys/event"
 
 	"gvisor.dev/gvisor/pkg/buffer"
@@ -66,7 +67,16 @@ func (r *Router) newForwarder() error {
 	if err != nil {
 		return fmt.Errorf("router: firewall: %w", err)
 	}
-	f, err := forward.New(forward.Config{NAT: r.cfg.NAT, Rules: rules, Resolver: stackResolver{r.s}})
+	natCfg := r.cfg.NAT
+	if natCfg.Now == nil {
+		// The connection table reads the clock per packet: on the gowrt
+		// kernel the runtime's clock is a trap per read, while
+		// netstack.Nanotime reads CP0 Count (the standard clock
+		// elsewhere). The forwarding layer links no stack, so the
+		// router, which has one, picks the clock.
+		natCfg.Now = netstack.Nanotime
+	}
+	f, err := forward.New(forward.Config{NAT: natCfg, Rules: rules, Resolver: stackResolver{r.s}})
 	if err != nil {
 		return fmt.Errorf("router: %w", err)
 	}
