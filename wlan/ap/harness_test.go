@@ -47,7 +47,9 @@ type bss struct {
 	radios  []*medium.Radio
 	tap     *tap
 	toDS    [][]byte
-	staRx   [][][]byte
+	// discardDS drops what the AP hands to the DS instead of keeping it.
+	discardDS bool
+	staRx     [][][]byte
 }
 
 // newBSS starts an AP and one station per passphrase on a fresh medium.
@@ -71,7 +73,12 @@ func newBSS(t testing.TB, cfg ap.Config, passphrases ...string) *bss {
 	if cfg.Channel == 0 {
 		cfg.Channel = 6
 	}
-	cfg.ToDS = func(eth []byte) { b.toDS = append(b.toDS, append([]byte(nil), eth...)) }
+	cfg.ToDS = func(eth []byte) {
+		if b.discardDS {
+			return // allocation tests and benchmarks
+		}
+		b.toDS = append(b.toDS, append([]byte(nil), eth...))
+	}
 	b.ap, err = ap.New(cfg)
 	if err != nil {
 		t.Fatal(err)
