@@ -153,7 +153,10 @@ type station struct {
 type AP struct {
 	Stats Stats
 
-	mu         sync.Mutex
+	rxMu       sync.Mutex // serialises Receive; guards ethBuf
+	mu         sync.Mutex // guards the rest
+	toDS       func(eth []byte)
+	pendingDS  []byte // a frame for toDS, handed over after mu is released
 	cfg        Config
 	rsne       []byte
 	authCfg    *wpa.AuthenticatorConfig
@@ -209,6 +212,7 @@ func New(cfg Config) (*AP, error) {
 		buf:      make([]byte, 0, 4096),
 		rxBuf:    make([]byte, 0, 4096),
 		ethBuf:   make([]byte, 0, 4096),
+		toDS:     cfg.ToDS,
 	}
 	a.authCfg = &wpa.AuthenticatorConfig{
 		PMK:   pmk,
@@ -264,6 +268,7 @@ func (a *AP) Reconfigure(cfg Config, now time.Time) error {
 	a.mu.Lock()
 	tx := a.tx
 	a.kickAll(wlan.ReasonDeauthLeaving)
+	n.cfg.ToDS = a.toDS // keep a hook set with SetToDS
 	a.cfg, a.authCfg, a.aids = n.cfg, n.authCfg, n.aids
 	a.started = false
 	a.mu.Unlock()

@@ -15,9 +15,24 @@ const ethHeaderLen = 14
 
 // Receive handles one frame from the air (no FCS). The frame is only
 // read; anything malformed is dropped and counted.
+//
+// A frame for the distribution system is handed to ToDS after the AP's
+// lock is released, so that ToDS may call SendFromDS (a bridge flooding,
+// a stack answering at once). Calls to Receive are serialised.
 func (a *AP) Receive(frame []byte) {
+	a.rxMu.Lock()
+	defer a.rxMu.Unlock()
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	a.receive(frame)
+	toDS, eth := a.toDS, a.pendingDS
+	a.pendingDS = nil
+	a.mu.Unlock()
+	if eth != nil && toDS != nil {
+		toDS(eth)
+	}
+}
+
+func (a *AP) receive(frame []byte) {
 	if !a.started {
 		return
 	}
@@ -354,8 +369,10 @@ func (a *AP) receiveData(h *wlan.Header, frame []byte) {
 	a.deliverDS(da, sa, etherType, payload)
 }
 
+// deliverDS builds the Ethernet frame for the DS in ethBuf, which only
+// Receive (serialised by rxMu) uses; Receive hands it over unlocked.
 func (a *AP) deliverDS(da, sa wlan.MAC, etherType uint16, payload []byte) {
-	if a.cfg.ToDS == nil {
+	if a.toDS == nil {
 		return
 	}
 	e := append(a.ethBuf[:0], da[:]...)
@@ -364,7 +381,15 @@ func (a *AP) deliverDS(da, sa wlan.MAC, etherType uint16, payload []byte) {
 	e = append(e, payload...)
 	a.ethBuf = e
 	a.Stats.RxData.Add(1)
-	a.cfg.ToDS(e)
+	a.pendingDS = e
+}
+
+// SetToDS replaces the hook that receives Ethernet frames for the
+// distribution system (Config.ToDS).
+func (a *AP) SetToDS(fn func(eth []byte)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.toDS = fn
 }
 
 func (a *AP) receiveEAPOL(s *station, eapol []byte) {
