@@ -295,3 +295,82 @@ func TestStopDeauths(t *testing.T) {
 		}
 	}
 }
+
+// nullFrame is a Null data frame from station i with the Power
+// Management bit set or clear: how a station says it dozes or wakes.
+func nullFrame(i int, dozing bool) []byte {
+	flags := wlan.FlagToDS
+	if dozing {
+		flags |= wlan.FlagPwrMgt
+	}
+	h := wlan.Header{FC: wlan.NewFrameControl(wlan.KindNull, flags), Addr1: apAddr, Addr2: staAddr(i), Addr3: apAddr}
+	return wlan.AppendHeader(nil, &h)
+}
+
+// lastTIM returns the TIM element body of the last beacon on the air.
+func lastTIM(t *testing.T, b *bss) []byte {
+	for i := len(b.tap.frames) - 1; i >= 0; i-- {
+		fr, _ := wlan.Parse(b.tap.frames[i])
+		if fr.FC.Kind() == wlan.KindBeacon {
+			bc, _ := wlan.ParseBeacon(fr.Body)
+			es, err := ie.Parse(bc.IEs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return es.TIM
+		}
+	}
+	t.Fatal("no beacon")
+	return nil
+}
+
+// Power save: frames for a dozing station are buffered and its AID
+// shows in the TIM; when it wakes they are delivered.
+func TestPowerSaveTIM(t *testing.T) {
+	b := newBSS(t, ap.Config{}, testPassphrase, testPassphrase)
+	b.m.Run(time.Second)
+	aid := b.stas[1].AID()
+	b.m.Inject(nullFrame(1, true))
+	b.m.Deliver()
+	eth := ethICMP(staAddr(1), dsAddr, 1, 101, 0, 1)
+	if err := b.ap.SendFromDS(eth); err != nil {
+		t.Fatal(err)
+	}
+	b.m.Run(110 * time.Millisecond)
+	if len(b.staRx[1]) != 0 || b.ap.Stats.PSBuffered.Load() != 1 {
+		t.Fatalf("frame not buffered: %x", b.staRx[1])
+	}
+	tim := lastTIM(t, b)
+	// TIM body: DTIM count, period, bitmap control (offset N1/2 in bits
+	// 1-7), partial virtual bitmap from octet N1 (802.11-2016 9.4.2.6).
+	n1 := int(tim[2] & 0xfe)
+	if bit := int(aid) - 8*n1; bit < 0 || len(tim) <= 3+bit/8 || tim[3+bit/8]&(1<<(bit%8)) == 0 {
+		t.Fatalf("AID %d not in TIM %x", aid, tim)
+	}
+	b.m.Inject(nullFrame(1, false))
+	b.m.Run(110 * time.Millisecond)
+	if len(b.staRx[1]) != 1 || !bytes.Equal(b.staRx[1][0], eth) {
+		t.Fatalf("after waking: %x", b.staRx[1])
+	}
+	if tim := lastTIM(t, b); len(tim) != 4 || tim[3] != 0 {
+		t.Errorf("TIM still set: %x", tim)
+	}
+}
+
+// A configuration change deauthenticates every station; they rejoin the
+// new network if they know it.
+func TestReconfigureDeauths(t *testing.T) {
+	b := newBSS(t, ap.Config{}, testPassphrase)
+	b.m.Run(time.Second)
+	if err := b.ap.Reconfigure(ap.Config{BSSID: apAddr, SSID: testSSID, Passphrase: "another passphrase", Channel: 11}, b.m.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b.m.Run(2 * time.Second)
+	s := b.stas[0]
+	if s.Stats.Deauths.Load() == 0 || s.State() == sta.Authorized {
+		t.Errorf("station after reconfigure: deauths %d, %v", s.Stats.Deauths.Load(), s.State())
+	}
+	if got := b.ap.Stats.EAPOLMICFails.Load(); got == 0 {
+		t.Error("old passphrase not refused by the new configuration")
+	}
+}
