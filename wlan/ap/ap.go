@@ -58,8 +58,8 @@ const (
 var rates = []byte{0x82, 0x84, 0x8b, 0x96, 0x0c, 0x12, 0x18, 0x24, 0x30, 0x48, 0x60, 0x6c}
 
 // llcSNAP is the LLC/SNAP header of an 802.11 data frame carrying an
-// EtherType (RFC 1042 encapsulation, IEEE 802.11-2016 Annex G?): AA-AA-03
-// and OUI 00-00-00, then the EtherType.
+// EtherType (RFC 1042 encapsulation): DSAP and SSAP AA, control 03, OUI
+// 00-00-00, then the EtherType.
 var llcSNAP = [6]byte{0xaa, 0xaa, 0x03, 0, 0, 0}
 
 // Transmitter puts a raw MPDU (no FCS) on the air; it must not keep frame.
@@ -141,7 +141,6 @@ type station struct {
 	state    staState
 	aid      uint16
 	lastSeen time.Time
-	since    time.Time
 	auth     *wpa.Authenticator
 	key      *ccmp.Key
 	seq      wlan.Sequencer
@@ -309,7 +308,10 @@ func (a *AP) Stations() []StationInfo {
 
 // MICFailures returns the EAPOL-Key MIC failures counted for sta.
 func (a *AP) MICFailures(sta wlan.MAC) uint64 {
-	return a.authCfg.Guard.Failures(sta)
+	a.mu.Lock()
+	g := a.authCfg.Guard
+	a.mu.Unlock()
+	return g.Failures(sta)
 }
 
 // TSF returns the AP's timing synchronization function value at now:

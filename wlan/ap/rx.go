@@ -14,7 +14,8 @@ import (
 const ethHeaderLen = 14
 
 // Receive handles one frame from the air (no FCS). The frame is only
-// read; anything malformed is dropped and counted.
+// read; anything malformed is dropped and counted. The AP's notion of
+// time is the last Tick's.
 //
 // A frame for the distribution system is handed to ToDS after the AP's
 // lock is released, so that ToDS may call SendFromDS (a bridge flooding,
@@ -165,7 +166,7 @@ func (a *AP) authenticate(sa wlan.MAC, body []byte) {
 		if s != nil {
 			a.remove(s)
 		}
-		a.stations[sa] = &station{addr: sa, state: stateAuthenticated, lastSeen: a.now, since: a.now}
+		a.stations[sa] = &station{addr: sa, state: stateAuthenticated, lastSeen: a.now}
 		a.Stats.Authenticated.Add(1)
 	}
 	a.sendMgmt(wlan.KindAuth, sa, resp.Append)
