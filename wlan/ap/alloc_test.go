@@ -1,0 +1,93 @@
+package ap_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gowrt/gowrt/wlan"
+	"github.com/gowrt/gowrt/wlan/ap"
+)
+
+// protectedFromStation returns n CCMP data frames station 0 sent, in
+// order, after taking the AP off the air so that it has not seen them.
+func protectedFromStation(t testing.TB, b *bss, n int) [][]byte {
+	b.m.Detach(b.apRadio) // the AP's transmissions are now discarded
+	b.tap.frames = nil
+	eth := ethICMP(dsAddr, staAddr(0), 100, 1, 8, 1)
+	for i := 0; i < n; i++ {
+		if err := b.stas[0].Send(eth); err != nil {
+			t.Fatal(err)
+		}
+		if i%1000 == 999 {
+			b.m.Deliver() // Deliver stops after a million frames
+		}
+	}
+	b.m.Deliver()
+	var out [][]byte
+	for _, f := range b.tap.frames {
+		if fr, err := wlan.Parse(f); err == nil && fr.FC.Protected() && fr.FC.ToDS() {
+			out = append(out, f)
+		}
+	}
+	if len(out) != n {
+		t.Fatalf("%d frames captured, want %d", len(out), n)
+	}
+	return out
+}
+
+// The per-frame paths allocate nothing: a CCMP frame from a station
+// decrypted and handed to the DS, and a frame from the DS encrypted and
+// transmitted.
+func TestDataPathAllocs(t *testing.T) {
+	b := newBSS(t, ap.Config{}, testPassphrase)
+	b.m.Run(time.Second)
+	frames := protectedFromStation(t, b, 102)
+	b.discardDS = true
+	before := b.ap.Stats.RxData.Load()
+	i := 0
+	if a := testing.AllocsPerRun(100, func() {
+		b.ap.Receive(frames[i])
+		i++
+	}); a != 0 {
+		t.Errorf("receive path: %v allocations per frame", a)
+	}
+	if got := b.ap.Stats.RxData.Load() - before; got != 101 {
+		t.Errorf("%d frames reached the DS, want 101", got)
+	}
+	eth := ethICMP(staAddr(0), dsAddr, 1, 100, 0, 1)
+	if a := testing.AllocsPerRun(100, func() {
+		if err := b.ap.SendFromDS(eth); err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Errorf("transmit path: %v allocations per frame", a)
+	}
+}
+
+func BenchmarkReceiveCCMP(b *testing.B) {
+	s := newBSS(b, ap.Config{}, testPassphrase)
+	s.m.Run(time.Second)
+	frames := protectedFromStation(b, s, b.N)
+	s.discardDS = true
+	b.ReportAllocs()
+	b.SetBytes(int64(len(frames[0])))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.ap.Receive(frames[i])
+	}
+}
+
+func BenchmarkSendFromDS(b *testing.B) {
+	s := newBSS(b, ap.Config{}, testPassphrase)
+	s.m.Run(time.Second)
+	s.m.Detach(s.apRadio)
+	eth := ethICMP(staAddr(0), dsAddr, 1, 100, 0, 1)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(eth)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := s.ap.SendFromDS(eth); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

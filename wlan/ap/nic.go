@@ -1,0 +1,105 @@
+package ap
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	gnet "github.com/gowrt/gowrt/net"
+)
+
+// ErrFrameSize is returned by NIC.Transmit for a frame larger than
+// gnet.RxBufSize.
+var ErrFrameSize = errors.New("ap: frame too large for the port")
+
+// NIC presents the AP as an Ethernet port (gnet.NIC) of the distribution
+// system, such as a bridge port of br-lan: frames the stations send come
+// out of the handler, frames transmitted go to the stations. Its address
+// is the BSSID.
+type NIC struct {
+	ap *AP
+
+	txMu sync.Mutex
+	flat [gnet.RxBufSize]byte // gathers multi-segment frames
+
+	// Oversize counts frames from stations too large for the port
+	// (an MSDU may be 2304 octets, a port frame gnet.RxBufSize).
+	Oversize atomic.Uint64
+}
+
+// NIC returns the AP's Ethernet port. It replaces Config.ToDS once
+// started.
+func (a *AP) NIC() *NIC { return &NIC{ap: a} }
+
+var _ gnet.NIC = (*NIC)(nil)
+
+// MACAddress implements gnet.NIC.
+func (n *NIC) MACAddress() gnet.MAC { return gnet.MAC(n.ap.BSSID()) }
+
+// MTU implements gnet.NIC.
+func (n *NIC) MTU() int { return gnet.DefaultMTU }
+
+// Capabilities implements gnet.NIC: Transmit gathers segments itself.
+func (n *NIC) Capabilities() gnet.Capabilities { return 0 }
+
+// Link implements gnet.NIC: up while the AP beacons. The speed is left
+// unknown; it is per station on the air.
+func (n *NIC) Link() gnet.LinkState {
+	n.ap.mu.Lock()
+	defer n.ap.mu.Unlock()
+	return gnet.LinkState{Up: n.ap.started, FullDuplex: n.ap.started}
+}
+
+// Start implements gnet.NIC.
+func (n *NIC) Start(h gnet.Handler) error {
+	n.ap.SetToDS(func(eth []byte) {
+		if len(eth) > gnet.RxBufSize {
+			n.Oversize.Add(1)
+			return
+		}
+		h.Receive(eth)
+	})
+	h.LinkChanged(n.Link())
+	return nil
+}
+
+// Stop implements gnet.NIC: delivery stops; the AP keeps running.
+func (n *NIC) Stop() { n.ap.SetToDS(nil) }
+
+// Transmit implements gnet.NIC. The frame is encrypted into the AP's own
+// buffer and released at once. A frame for an address that is no
+// authorized station is dropped (counted in Stats.TxDropped) like a
+// frame a switch port sends to nobody, not refused.
+func (n *NIC) Transmit(b gnet.TxBuf) error {
+	if b.Len() > len(n.flat) {
+		return ErrFrameSize
+	}
+	n.txMu.Lock()
+	defer n.txMu.Unlock()
+	segs := b.Segments()
+	frame := segs[0]
+	if len(segs) > 1 {
+		k := 0
+		for _, s := range segs {
+			k += copy(n.flat[k:], s)
+		}
+		frame = n.flat[:k]
+	}
+	err := n.ap.SendFromDS(frame)
+	switch err {
+	case ErrNotStarted:
+		return gnet.ErrLinkDown
+	case nil, ErrNoStation:
+		b.Release()
+		return nil
+	default:
+		return err
+	}
+}
+
+// BSSID returns the AP's address.
+func (a *AP) BSSID() [6]byte {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cfg.BSSID
+}

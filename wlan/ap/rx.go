@@ -1,0 +1,520 @@
+package ap
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/gowrt/gowrt/wlan"
+	"github.com/gowrt/gowrt/wlan/ccmp"
+	"github.com/gowrt/gowrt/wlan/ie"
+	"github.com/gowrt/gowrt/wlan/wpa"
+)
+
+// ethHeaderLen is DA, SA and EtherType.
+const ethHeaderLen = 14
+
+// Receive handles one frame from the air (no FCS). The frame is only
+// read; anything malformed is dropped and counted. The AP's notion of
+// time is the last Tick's.
+//
+// A frame for the distribution system is handed to ToDS after the AP's
+// lock is released, so that ToDS may call SendFromDS (a bridge flooding,
+// a stack answering at once). Calls to Receive are serialised.
+func (a *AP) Receive(frame []byte) {
+	a.rxMu.Lock()
+	defer a.rxMu.Unlock()
+	a.mu.Lock()
+	a.receive(frame)
+	toDS, eth := a.toDS, a.pendingDS
+	a.pendingDS = nil
+	a.mu.Unlock()
+	if eth != nil && toDS != nil {
+		toDS(eth)
+	}
+}
+
+func (a *AP) receive(frame []byte) {
+	if !a.started {
+		return
+	}
+	h, err := wlan.ParseHeader(frame)
+	if err != nil {
+		a.Stats.Malformed.Add(1)
+		return
+	}
+	body := frame[h.Len:]
+	switch h.FC.Kind().Type() {
+	case wlan.TypeManagement:
+		a.receiveMgmt(&h, body)
+	case wlan.TypeData:
+		a.receiveData(&h, frame)
+	case wlan.TypeControl:
+		if h.FC.Kind() == wlan.KindPSPoll && h.Addr1 == a.cfg.BSSID {
+			if s := a.stations[h.Addr2]; s != nil && s.state == stateAuthorized && wlan.PSPollAID(&h) == s.aid {
+				s.lastSeen = a.now
+				a.releaseOne(s)
+			}
+		}
+	}
+}
+
+func (a *AP) receiveMgmt(h *wlan.Header, body []byte) {
+	k := h.FC.Kind()
+	if k == wlan.KindProbeReq {
+		a.probe(h, body)
+		return
+	}
+	if h.Addr1 != a.cfg.BSSID || h.Addr3 != a.cfg.BSSID {
+		a.Stats.NotForUs.Add(1)
+		return
+	}
+	if h.Addr2.IsGroup() {
+		a.Stats.Malformed.Add(1)
+		return
+	}
+	switch k {
+	case wlan.KindAuth:
+		if a.limited() {
+			return
+		}
+		a.authenticate(h.Addr2, body)
+	case wlan.KindAssocReq, wlan.KindReassocReq:
+		if a.limited() {
+			return
+		}
+		a.associate(h.Addr2, body, k == wlan.KindReassocReq)
+	case wlan.KindDeauth, wlan.KindDisassoc:
+		if s := a.stations[h.Addr2]; s != nil {
+			if k == wlan.KindDisassoc && s.state > stateAuthenticated {
+				// Disassociation keeps the authentication (11.3.5.8).
+				if s.aid != 0 {
+					a.aids[s.aid-1] = nil
+					a.tim.Clear(s.aid)
+				}
+				s.aid, s.state, s.auth, s.key, s.psQueue = 0, stateAuthenticated, nil, nil, nil
+				s.lastSeen = a.now
+				return
+			}
+			a.remove(s)
+		}
+	}
+}
+
+// limited applies the token bucket of authentication and association
+// requests: MgmtRate a second, with a burst of MgmtRate.
+func (a *AP) limited() bool {
+	rate := float64(a.cfg.MgmtRate)
+	a.bucket += a.now.Sub(a.bucketAt).Seconds() * rate
+	a.bucketAt = a.now
+	if a.bucket > rate {
+		a.bucket = rate
+	}
+	if a.bucket < 1 {
+		a.Stats.RateLimited.Add(1)
+		return true
+	}
+	a.bucket--
+	return false
+}
+
+func (a *AP) probe(h *wlan.Header, body []byte) {
+	if h.Addr1 != wlan.Broadcast && h.Addr1 != a.cfg.BSSID {
+		return
+	}
+	es, err := ie.Parse(body)
+	if err != nil || es.SSID == nil {
+		a.Stats.Malformed.Add(1)
+		return
+	}
+	// A wildcard probe (empty SSID) gets an answer unless the SSID is
+	// hidden; a directed one only when it names our SSID (11.1.4.3.2).
+	if len(es.SSID) == 0 {
+		if a.cfg.Hidden {
+			return
+		}
+	} else if string(es.SSID) != a.cfg.SSID {
+		return
+	}
+	if h.Addr2.IsGroup() {
+		return
+	}
+	a.Stats.ProbeResponses.Add(1)
+	a.sendMgmt(wlan.KindProbeResp, h.Addr2, func(b []byte) []byte { return a.beaconBody(b, false, false) })
+}
+
+func (a *AP) authenticate(sa wlan.MAC, body []byte) {
+	req, err := wlan.ParseAuth(body)
+	if err != nil {
+		a.Stats.Malformed.Add(1)
+		return
+	}
+	resp := wlan.Auth{Algorithm: req.Algorithm, Seq: 2}
+	s := a.stations[sa]
+	switch {
+	case req.Algorithm != wlan.AuthOpenSystem:
+		resp.Status = wlan.StatusAuthAlgUnsupported
+	case req.Seq != 1:
+		resp.Status = wlan.StatusAuthSeqUnexpected
+	case s == nil && len(a.stations) >= a.cfg.MaxStations:
+		a.Stats.TableFull.Add(1)
+		resp.Status = wlan.StatusAPFull
+	case a.authCfg.Guard.Refused(sa, a.now):
+		resp.Status = wlan.StatusRequestDeclined
+	default:
+		// A new authentication resets an existing association
+		// (11.3.5.1 of a station re-authenticating).
+		if s != nil {
+			a.remove(s)
+		}
+		a.stations[sa] = &station{addr: sa, state: stateAuthenticated, lastSeen: a.now}
+		a.Stats.Authenticated.Add(1)
+	}
+	a.sendMgmt(wlan.KindAuth, sa, resp.Append)
+}
+
+func (a *AP) associate(sa wlan.MAC, body []byte, reassoc bool) {
+	s := a.stations[sa]
+	if s == nil {
+		// Class 2 frame from a station not authenticated (11.3.3).
+		a.sendDeauth(sa, wlan.ReasonClass2FromNonAuth)
+		return
+	}
+	s.lastSeen = a.now
+	kind := wlan.KindAssocResp
+	if reassoc {
+		kind = wlan.KindReassocResp
+	}
+	resp := wlan.AssocResp{Capability: wlan.CapESS | wlan.CapPrivacy | wlan.CapShortSlotTime}
+	req, err := wlan.ParseAssocReq(body, reassoc)
+	var es ie.Elements
+	if err == nil {
+		es, err = ie.Parse(req.IEs)
+	}
+	var rsne []byte
+	switch {
+	case err != nil:
+		a.Stats.Malformed.Add(1)
+		resp.Status = wlan.StatusInvalidIE
+	case string(es.SSID) != a.cfg.SSID:
+		resp.Status = wlan.StatusUnspecified
+	case es.RSN == nil:
+		resp.Status = wlan.StatusInvalidIE
+	default:
+		rsn, err := ie.ParseRSN(es.RSN)
+		switch {
+		case err != nil:
+			resp.Status = wlan.StatusInvalidIE
+		case !rsn.HasPairwise(ie.CipherCCMP128):
+			resp.Status = wlan.StatusInvalidPairwiseCipher
+		case !rsn.HasAKM(ie.AKMPSK):
+			resp.Status = wlan.StatusInvalidAKMP
+		default:
+			rsne = elementBytes(req.IEs, ie.IDRSN)
+		}
+	}
+	if resp.Status == wlan.StatusSuccess && s.aid == 0 {
+		s.aid = a.allocAID(s)
+		if s.aid == 0 {
+			a.Stats.TableFull.Add(1)
+			resp.Status = wlan.StatusAPFull
+		}
+	}
+	if resp.Status != wlan.StatusSuccess {
+		a.sendMgmt(kind, sa, resp.Append)
+		return
+	}
+	resp.AID = s.aid
+	resp.IEs = ie.AppendRates(nil, rates)
+	a.sendMgmt(kind, sa, resp.Append)
+	a.Stats.Associated.Add(1)
+	s.state, s.key, s.psQueue, s.dozing = stateAssociated, nil, nil, false
+	s.auth = wpa.NewAuthenticator(a.authCfg, sa, append([]byte(nil), rsne...))
+	msg, err := s.auth.Start(a.now)
+	if err == nil {
+		a.sendEAPOL(s, msg)
+	}
+}
+
+// elementBytes returns the whole element id (header included) in b.
+func elementBytes(b []byte, id ie.ID) []byte {
+	it := ie.NewIter(b)
+	off := 0
+	for {
+		e, ok := it.Next()
+		if !ok {
+			return nil
+		}
+		n := 2 + len(e.Body)
+		if e.ID == id {
+			return b[off : off+n]
+		}
+		off += n
+	}
+}
+
+func (a *AP) allocAID(s *station) uint16 {
+	for i, x := range a.aids {
+		if x == nil {
+			a.aids[i] = s
+			return uint16(i + 1)
+		}
+	}
+	return 0
+}
+
+// sendEAPOL sends an EAPOL frame to s in a data frame, unprotected during
+// the 4-way handshake and protected with the PTK after it (group key
+// handshake).
+func (a *AP) sendEAPOL(s *station, eapol []byte) {
+	a.sendData(s, s.addr, a.cfg.BSSID, wpa.EtherTypeEAPOL, eapol, s.key)
+}
+
+// sendData builds a FromDS data frame to station s (or to a group when s
+// is nil) with an RFC 1042 body and protects it with key, if any.
+func (a *AP) sendData(s *station, da, sa wlan.MAC, etherType uint16, payload []byte, key *ccmp.Key) {
+	h := wlan.Header{FC: wlan.NewFrameControl(wlan.KindData, wlan.FlagFromDS), Addr1: da, Addr2: a.cfg.BSSID, Addr3: sa}
+	if s != nil {
+		h.Seq = wlan.NewSeqControl(s.seq.Next(wlan.NonQoSTID), 0)
+	} else {
+		h.Seq = wlan.NewSeqControl(a.seq.Next(wlan.NonQoSTID), 0)
+	}
+	f := wlan.AppendHeader(a.buf[:0], &h)
+	f = append(f, llcSNAP[:]...)
+	f = binary.BigEndian.AppendUint16(f, etherType)
+	f = append(f, payload...)
+	if key != nil {
+		if cap(f)-len(f) < ccmp.Overhead {
+			f = append(f, make([]byte, ccmp.Overhead)...)[:len(f)]
+		}
+		var err error
+		if f, err = key.Encap(f); err != nil {
+			a.Stats.TxDropped.Add(1)
+			return
+		}
+	}
+	a.buf = f
+	a.transmit(f)
+}
+
+func (a *AP) receiveData(h *wlan.Header, frame []byte) {
+	if !h.FC.ToDS() || h.FC.FromDS() || h.Addr1 != a.cfg.BSSID {
+		a.Stats.NotForUs.Add(1)
+		return
+	}
+	s := a.stations[h.Addr2]
+	if s == nil || s.state < stateAssociated {
+		// Class 3 frame from a station not associated (11.3.3).
+		a.Stats.Unauthorized.Add(1)
+		if !h.Addr2.IsGroup() {
+			a.sendDeauth(h.Addr2, wlan.ReasonClass3FromNonAssoc)
+		}
+		return
+	}
+	s.lastSeen = a.now
+	a.powerSave(s, h.FC.PwrMgt())
+	if !h.FC.HasBody() {
+		return
+	}
+	if h.FC.Protected() {
+		if s.key == nil {
+			a.Stats.Unauthorized.Add(1)
+			return
+		}
+		// Decap works in place; the frame is borrowed, so decrypt a copy.
+		a.rxBuf = append(a.rxBuf[:0], frame...)
+		plain, err := s.key.Decap(a.rxBuf)
+		if err != nil {
+			if errors.Is(err, ccmp.ErrReplay) {
+				a.Stats.Replays.Add(1)
+			} else {
+				a.Stats.CCMPErrors.Add(1)
+			}
+			return
+		}
+		frame = plain
+	}
+	body := frame[h.Len:]
+	if h.FC.IsQoSData() && h.QoS.AMSDU() {
+		a.Stats.Malformed.Add(1) // A-MSDU is not negotiated: no HT here
+		return
+	}
+	if len(body) < 8 || [6]byte(body[:6]) != llcSNAP {
+		a.Stats.Malformed.Add(1)
+		return
+	}
+	etherType := binary.BigEndian.Uint16(body[6:8])
+	payload := body[8:]
+	if etherType == wpa.EtherTypeEAPOL {
+		a.receiveEAPOL(s, payload)
+		return
+	}
+	if s.state != stateAuthorized {
+		a.Stats.Unauthorized.Add(1)
+		return
+	}
+	if !h.FC.Protected() {
+		a.Stats.Unprotected.Add(1)
+		return
+	}
+	da, sa := h.Addr3, h.Addr2
+	if da.IsGroup() {
+		a.deliverDS(da, sa, etherType, payload)
+		a.sendGroup(da, sa, etherType, payload)
+		return
+	}
+	if d := a.stations[da]; d != nil && d.state == stateAuthorized {
+		a.Stats.Relayed.Add(1)
+		a.sendUnicast(d, da, sa, etherType, payload)
+		return
+	}
+	a.deliverDS(da, sa, etherType, payload)
+}
+
+// deliverDS builds the Ethernet frame for the DS in ethBuf, which only
+// Receive (serialised by rxMu) uses; Receive hands it over unlocked.
+func (a *AP) deliverDS(da, sa wlan.MAC, etherType uint16, payload []byte) {
+	if a.toDS == nil {
+		return
+	}
+	e := append(a.ethBuf[:0], da[:]...)
+	e = append(e, sa[:]...)
+	e = binary.BigEndian.AppendUint16(e, etherType)
+	e = append(e, payload...)
+	a.ethBuf = e
+	a.Stats.RxData.Add(1)
+	a.pendingDS = e
+}
+
+// SetToDS replaces the hook that receives Ethernet frames for the
+// distribution system (Config.ToDS).
+func (a *AP) SetToDS(fn func(eth []byte)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.toDS = fn
+}
+
+func (a *AP) receiveEAPOL(s *station, eapol []byte) {
+	if s.auth == nil {
+		a.Stats.Unauthorized.Add(1)
+		return
+	}
+	resp, ev, err := s.auth.Receive(eapol, a.now)
+	if errors.Is(err, wpa.ErrMICMismatch) {
+		a.Stats.EAPOLMICFails.Add(1)
+	}
+	if resp != nil {
+		a.sendEAPOL(s, resp)
+	}
+	if ev&wpa.EventFailed != 0 {
+		a.handshakeFailed(s)
+		return
+	}
+	if ev&wpa.EventPTK != 0 {
+		ptk, _ := s.auth.PTK()
+		k, err := ccmp.NewKey(ptk.TK[:], 0)
+		if err != nil {
+			a.handshakeFailed(s)
+			return
+		}
+		s.key = k
+		s.state = stateAuthorized
+		a.Stats.Authorized.Add(1)
+	}
+}
+
+// powerSave follows the station's Power Management bit (11.2.3.2): while
+// it dozes, unicast frames are buffered and its TIM bit set; when it
+// wakes they are sent.
+func (a *AP) powerSave(s *station, dozing bool) {
+	if s.dozing == dozing {
+		return
+	}
+	s.dozing = dozing
+	if !dozing {
+		for len(s.psQueue) > 0 {
+			a.releaseOne(s)
+		}
+	}
+}
+
+// releaseOne sends the oldest buffered frame of s (a PS-Poll answer or a
+// wake-up flush).
+func (a *AP) releaseOne(s *station) {
+	if len(s.psQueue) == 0 {
+		return
+	}
+	e := s.psQueue[0]
+	s.psQueue[0] = nil
+	s.psQueue = s.psQueue[1:]
+	if len(s.psQueue) == 0 {
+		a.tim.Clear(s.aid)
+	}
+	a.sendToStation(s, wlan.MAC(e[0:6]), wlan.MAC(e[6:12]), binary.BigEndian.Uint16(e[12:14]), e[14:])
+}
+
+// SendFromDS transmits an Ethernet frame from the distribution system:
+// to one authorized station (protected with its PTK) or, for a group
+// address, to all of them (protected with the GTK). The frame is only
+// read.
+func (a *AP) SendFromDS(eth []byte) error {
+	if len(eth) < ethHeaderLen {
+		return ErrShortEth
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.started {
+		return ErrNotStarted
+	}
+	da, sa := wlan.MAC(eth[0:6]), wlan.MAC(eth[6:12])
+	etherType := binary.BigEndian.Uint16(eth[12:14])
+	if da.IsGroup() {
+		a.sendGroup(da, sa, etherType, eth[ethHeaderLen:])
+		return nil
+	}
+	s := a.stations[da]
+	if s == nil || s.state != stateAuthorized {
+		a.Stats.TxDropped.Add(1)
+		return ErrNoStation
+	}
+	a.sendUnicast(s, da, sa, etherType, eth[ethHeaderLen:])
+	return nil
+}
+
+func (a *AP) sendUnicast(s *station, da, sa wlan.MAC, etherType uint16, payload []byte) {
+	if s.dozing {
+		if len(s.psQueue) >= DefaultPSQueue {
+			a.Stats.PSDropped.Add(1)
+			return
+		}
+		e := make([]byte, 0, ethHeaderLen+len(payload))
+		e = append(append(e, da[:]...), sa[:]...)
+		e = binary.BigEndian.AppendUint16(e, etherType)
+		s.psQueue = append(s.psQueue, append(e, payload...))
+		a.tim.Set(s.aid)
+		a.Stats.PSBuffered.Add(1)
+		return
+	}
+	a.sendToStation(s, da, sa, etherType, payload)
+}
+
+func (a *AP) sendToStation(s *station, da, sa wlan.MAC, etherType uint16, payload []byte) {
+	a.Stats.TxData.Add(1)
+	a.sendData(s, da, sa, etherType, payload, s.key)
+}
+
+func (a *AP) sendGroup(da, sa wlan.MAC, etherType uint16, payload []byte) {
+	authorized := false
+	for _, s := range a.stations {
+		if s.state == stateAuthorized {
+			authorized = true
+			break
+		}
+	}
+	if !authorized {
+		a.Stats.TxDropped.Add(1)
+		return
+	}
+	a.Stats.TxData.Add(1)
+	a.sendData(nil, da, sa, etherType, payload, a.gtk)
+	a.ring.SetRSC(a.gtk.TxPN())
+}

@@ -1,0 +1,257 @@
+// Package medium is a simulated 802.11 radio medium for tests and the
+// simulator: radios attach to it, and every frame one of them transmits
+// reaches every other one, optionally lost on a given link with a seeded
+// random number generator. Time is a virtual clock the caller advances,
+// so runs are deterministic: Run ticks every device, then delivers the
+// frames in the order they were sent until no frame is in flight.
+//
+// Out of scope, on purpose: airtime, collisions, carrier sense, ACKs and
+// retries, rates and signal strength. Every frame arrives whole and
+// instantly (within the tick in which it was sent), or not at all.
+//
+// Every frame put on the air can be written to a capture file
+// (LINKTYPE_IEEE802_11_RADIOTAP) with the smallest valid radiotap header.
+package medium
+
+import (
+	"errors"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/gowrt/gowrt/internal/pcap"
+)
+
+// Device is what sits behind a radio: the medium hands it the frames
+// other radios transmit and calls Tick as its clock advances. Both are
+// called from Run's goroutine, never with the medium's lock held, so a
+// device may transmit from either.
+type Device interface {
+	// Receive gets one frame (no FCS). The frame is borrowed: valid
+	// until Receive returns, shared with the other receivers: the
+	// device must neither write to it nor keep it.
+	Receive(frame []byte)
+	// Tick lets the device run its timers at the medium's time now.
+	Tick(now time.Time)
+}
+
+// radiotapHeader is the smallest valid radiotap header (radiotap.org,
+// "Radiotap header"): version 0, pad 0, length 8 (little-endian), and a
+// present bitmap of zero: no fields follow.
+var radiotapHeader = [8]byte{0, 0, 8, 0, 0, 0, 0, 0}
+
+// MaxFrame bounds what a radio may transmit: an 802.11 MPDU of at most
+// 7991 octets (802.11-2016 Table 9-19 for VHT) rounded up.
+const MaxFrame = 8192
+
+// maxDeliveriesPerRun stops a pair of devices that keep answering each
+// other from spinning Run forever.
+const maxDeliveriesPerRun = 1 << 20
+
+// ErrTooLong is returned for a frame longer than MaxFrame.
+var ErrTooLong = errors.New("medium: frame too long")
+
+// Config sets up a medium.
+type Config struct {
+	// Start is the virtual clock's initial time.
+	Start time.Time
+	// Seed seeds the loss generator.
+	Seed uint64
+	// Capture, if set, receives a pcap file of every frame transmitted.
+	Capture io.Writer
+	// Step is the clock resolution of Run; zero means 1 ms.
+	Step time.Duration
+}
+
+// Medium connects radios. Transmit is safe for concurrent use; Run must
+// be called from one goroutine.
+type Medium struct {
+	mu      sync.Mutex
+	now     time.Time
+	step    time.Duration
+	rng     *rand.Rand
+	radios  []*Radio
+	loss    map[[2]int]float64
+	pending []inFlight
+	capture *pcap.Writer
+	capErr  error
+	stats   Stats
+}
+
+type inFlight struct {
+	from  *Radio
+	frame []byte
+}
+
+// Stats counts what went over the air.
+type Stats struct {
+	Transmitted uint64
+	Delivered   uint64
+	Lost        uint64
+}
+
+// Radio is one device's attachment to the medium.
+type Radio struct {
+	m   *Medium
+	id  int
+	dev Device
+}
+
+// New makes a medium.
+func New(cfg Config) (*Medium, error) {
+	m := &Medium{
+		now:  cfg.Start,
+		step: cfg.Step,
+		rng:  rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		loss: make(map[[2]int]float64),
+	}
+	if m.step <= 0 {
+		m.step = time.Millisecond
+	}
+	if cfg.Capture != nil {
+		w, err := pcap.NewWriter(cfg.Capture, pcap.LinkTypeIEEE80211Radio, len(radiotapHeader)+MaxFrame)
+		if err != nil {
+			return nil, err
+		}
+		m.capture = w
+	}
+	return m, nil
+}
+
+// Attach connects dev and returns its radio.
+func (m *Medium) Attach(dev Device) *Radio {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := &Radio{m: m, id: len(m.radios), dev: dev}
+	m.radios = append(m.radios, r)
+	return r
+}
+
+// Detach disconnects r: it no longer receives, and what it sends is lost.
+func (m *Medium) Detach(r *Radio) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, x := range m.radios {
+		if x == r {
+			m.radios = append(m.radios[:i], m.radios[i+1:]...)
+			break
+		}
+	}
+	r.m = nil
+}
+
+// SetLoss makes frames from one radio to another get lost with
+// probability p (0..1).
+func (m *Medium) SetLoss(from, to *Radio, p float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.loss[[2]int{from.id, to.id}] = p
+}
+
+// Now returns the medium's clock.
+func (m *Medium) Now() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.now
+}
+
+// Stats returns the counters.
+func (m *Medium) Stats() Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.stats
+}
+
+// CaptureErr returns the first error writing the capture, if any.
+func (m *Medium) CaptureErr() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.capErr
+}
+
+// Transmit puts a copy of frame (no FCS) on the air; it reaches the
+// other radios at the next delivery.
+func (r *Radio) Transmit(frame []byte) error {
+	m := r.m
+	if m == nil {
+		return nil
+	}
+	if len(frame) > MaxFrame {
+		return ErrTooLong
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.pending = append(m.pending, inFlight{from: r, frame: append([]byte(nil), frame...)})
+	m.stats.Transmitted++
+	if m.capture != nil && m.capErr == nil {
+		rec := make([]byte, 0, len(radiotapHeader)+len(frame))
+		rec = append(append(rec, radiotapHeader[:]...), frame...)
+		m.capErr = m.capture.WritePacket(m.now, rec)
+	}
+	return nil
+}
+
+// Inject puts a frame on the air as if an unattached transmitter sent
+// it: every radio receives it. Tests use it to replay or forge frames.
+func (m *Medium) Inject(frame []byte) error {
+	ghost := &Radio{m: m, id: -1}
+	return ghost.Transmit(frame)
+}
+
+// Deliver hands every frame in flight to its receivers, including the
+// frames sent while doing so, until none is left.
+func (m *Medium) Deliver() {
+	for n := 0; n < maxDeliveriesPerRun; n++ {
+		m.mu.Lock()
+		if len(m.pending) == 0 {
+			m.mu.Unlock()
+			return
+		}
+		f := m.pending[0]
+		m.pending[0] = inFlight{}
+		m.pending = m.pending[1:]
+		var to []*Radio
+		for _, r := range m.radios {
+			if r == f.from {
+				continue
+			}
+			if p := m.loss[[2]int{f.from.id, r.id}]; p > 0 && m.rng.Float64() < p {
+				m.stats.Lost++
+				continue
+			}
+			m.stats.Delivered++
+			to = append(to, r)
+		}
+		m.mu.Unlock()
+		for _, r := range to {
+			r.dev.Receive(f.frame)
+		}
+	}
+}
+
+// Run advances the clock by d in steps, ticking every device and
+// delivering what is in flight at each step.
+func (m *Medium) Run(d time.Duration) {
+	m.mu.Lock()
+	end := m.now.Add(d)
+	m.mu.Unlock()
+	for {
+		m.Deliver()
+		m.mu.Lock()
+		if !m.now.Before(end) {
+			m.mu.Unlock()
+			return
+		}
+		m.now = m.now.Add(m.step)
+		now := m.now
+		devs := make([]Device, 0, len(m.radios))
+		for _, r := range m.radios {
+			devs = append(devs, r.dev)
+		}
+		m.mu.Unlock()
+		for _, dev := range devs {
+			dev.Tick(now)
+		}
+	}
+}
