@@ -57,11 +57,6 @@ const (
 // Mb/s basic, then 6..54 Mb/s.
 var rates = []byte{0x82, 0x84, 0x8b, 0x96, 0x0c, 0x12, 0x18, 0x24, 0x30, 0x48, 0x60, 0x6c}
 
-// llcSNAP is the LLC/SNAP header of an 802.11 data frame carrying an
-// EtherType (RFC 1042 encapsulation): DSAP and SSAP AA, control 03, OUI
-// 00-00-00, then the EtherType.
-var llcSNAP = [6]byte{0xaa, 0xaa, 0x03, 0, 0, 0}
-
 // Transmitter puts a raw MPDU (no FCS) on the air; it must not keep frame.
 type Transmitter interface {
 	Transmit(frame []byte) error

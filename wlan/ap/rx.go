@@ -279,9 +279,7 @@ func (a *AP) sendData(s *station, da, sa wlan.MAC, etherType uint16, payload []b
 		h.Seq = wlan.NewSeqControl(a.seq.Next(wlan.NonQoSTID), 0)
 	}
 	f := wlan.AppendHeader(a.buf[:0], &h)
-	f = append(f, llcSNAP[:]...)
-	f = binary.BigEndian.AppendUint16(f, etherType)
-	f = append(f, payload...)
+	f = wlan.AppendMSDU(f, etherType, payload)
 	if key != nil {
 		if cap(f)-len(f) < ccmp.Overhead {
 			f = append(f, make([]byte, ccmp.Overhead)...)[:len(f)]
@@ -338,12 +336,11 @@ func (a *AP) receiveData(h *wlan.Header, frame []byte) {
 		a.Stats.Malformed.Add(1) // A-MSDU is not negotiated: no HT here
 		return
 	}
-	if len(body) < 8 || [6]byte(body[:6]) != llcSNAP {
+	etherType, payload, err := wlan.ParseMSDU(body)
+	if err != nil {
 		a.Stats.Malformed.Add(1)
 		return
 	}
-	etherType := binary.BigEndian.Uint16(body[6:8])
-	payload := body[8:]
 	if etherType == wpa.EtherTypeEAPOL {
 		a.receiveEAPOL(s, payload)
 		return

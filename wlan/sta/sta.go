@@ -28,8 +28,6 @@ const retryAfter = 200 * time.Millisecond
 
 const ethHeaderLen = 14
 
-var llcSNAP = [6]byte{0xaa, 0xaa, 0x03, 0, 0, 0}
-
 // rates the station supports (500 kb/s units).
 var rates = []byte{0x82, 0x84, 0x8b, 0x96, 0x0c, 0x12, 0x18, 0x24, 0x30, 0x48, 0x60, 0x6c}
 
@@ -304,12 +302,11 @@ func (s *Station) data(h *wlan.Header, frame []byte) {
 		frame = plain
 	}
 	body := frame[h.Len:]
-	if len(body) < 8 || [6]byte(body[:6]) != llcSNAP {
+	etherType, payload, err := wlan.ParseMSDU(body)
+	if err != nil {
 		s.Stats.Dropped.Add(1)
 		return
 	}
-	etherType := binary.BigEndian.Uint16(body[6:8])
-	payload := body[8:]
 	if etherType == wpa.EtherTypeEAPOL {
 		s.eapol(payload)
 		return
@@ -362,9 +359,7 @@ func (s *Station) sendData(da, sa wlan.MAC, etherType uint16, payload []byte, ke
 	h := wlan.Header{FC: wlan.NewFrameControl(wlan.KindData, wlan.FlagToDS), Addr1: s.bssid, Addr2: sa, Addr3: da,
 		Seq: wlan.NewSeqControl(s.seq.Next(wlan.NonQoSTID), 0)}
 	f := wlan.AppendHeader(s.buf[:0], &h)
-	f = append(f, llcSNAP[:]...)
-	f = binary.BigEndian.AppendUint16(f, etherType)
-	f = append(f, payload...)
+	f = wlan.AppendMSDU(f, etherType, payload)
 	if key != nil {
 		if cap(f)-len(f) < ccmp.Overhead {
 			f = append(f, make([]byte, ccmp.Overhead)...)[:len(f)]
