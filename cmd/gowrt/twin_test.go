@@ -5,6 +5,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/gowrt/gowrt/internal/wantest"
 )
 
 // TestRunTwin: gowrt run -board ROUTER runs the router on that router's
@@ -12,7 +14,9 @@ import (
 // WAN VLANs on one MAC), every socket is a TAP device, the configuration
 // store opens on the twin's SPI flash model, and it stops cleanly.
 func TestRunTwin(t *testing.T) {
-	var stdout, stderr strings.Builder
+	// The firmware's output is copied in by os/exec's goroutines while
+	// gowrt writes its own lines: a buffer safe for both.
+	var stdout, stderr wantest.SyncBuffer
 	code := gowrt([]string{"run", "-board", "tl-wdr4300", "-append", "-run-for 6s", "../../examples/router"}, &stdout, &stderr)
 	out := stdout.String() + stderr.String()
 	if code != 0 {
