@@ -2,6 +2,7 @@ package wlan
 
 import (
 	"bytes"
+	"github.com/gowrt/gowrt/internal/testutil"
 	"testing"
 )
 
@@ -20,7 +21,7 @@ dd ee              // MSDU, last: no padding
 `
 
 func TestAMSDUVector(t *testing.T) {
-	raw := unhex(t, amsduHex)
+	raw := testutil.Unhex(t, amsduHex)
 	prefix := []byte{9, 9, 9} // a header before the A-MSDU: padding counts from start
 	out := AppendAMSDUSubframe(prefix, len(prefix), lanMAC, staMAC, []byte{0xaa, 0xbb, 0xcc})
 	out = AppendAMSDUSubframe(out, len(prefix), staMAC, lanMAC, []byte{0xdd, 0xee})
@@ -53,7 +54,7 @@ func TestAMSDUVector(t *testing.T) {
 }
 
 func TestAMSDUMalformed(t *testing.T) {
-	raw := unhex(t, amsduHex)
+	raw := testutil.Unhex(t, amsduHex)
 	cases := []struct {
 		name  string
 		b     []byte

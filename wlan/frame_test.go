@@ -4,26 +4,10 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"github.com/gowrt/gowrt/internal/testutil"
 	"strings"
 	"testing"
 )
-
-// unhex decodes hex written with spaces, newlines and // comments.
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	var clean strings.Builder
-	for _, line := range strings.Split(s, "\n") {
-		if i := strings.Index(line, "//"); i >= 0 {
-			line = line[:i]
-		}
-		clean.WriteString(strings.Join(strings.Fields(line), ""))
-	}
-	b, err := hex.DecodeString(clean.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 var (
 	apMAC  = MAC{0x02, 0x00, 0x00, 0x00, 0x00, 0x01}
@@ -88,7 +72,7 @@ ff ff ff ff ff ff  // DA: broadcast
 `
 
 func TestBeaconVector(t *testing.T) {
-	raw := unhex(t, beaconHex)
+	raw := testutil.Unhex(t, beaconHex)
 	f, err := Parse(raw)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +111,7 @@ de ad              // body
 `
 
 func TestWDSQoSVector(t *testing.T) {
-	raw := unhex(t, wdsHex)
+	raw := testutil.Unhex(t, wdsHex)
 	f, err := Parse(raw)
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +200,7 @@ func TestParseHeaderErrors(t *testing.T) {
 // Management bodies (802.11-2016 9.3.3), each vector laid out by field.
 func TestManagementVectors(t *testing.T) {
 	// Authentication, open system, response.
-	auth := unhex(t, `
+	auth := testutil.Unhex(t, `
 		00 00  // algorithm: open system
 		02 00  // transaction sequence 2
 		00 00  // status: success`)
@@ -229,7 +213,7 @@ func TestManagementVectors(t *testing.T) {
 	}
 
 	// Reassociation request.
-	rr := unhex(t, `
+	rr := testutil.Unhex(t, `
 		31 04              // capability: ESS, Privacy, Short Preamble, Short Slot
 		0a 00              // listen interval 10
 		02 00 00 00 00 01  // current AP
@@ -246,7 +230,7 @@ func TestManagementVectors(t *testing.T) {
 	}
 
 	// Association response: AID 1 carried with bits 14 and 15 set.
-	ar := unhex(t, `
+	ar := testutil.Unhex(t, `
 		11 04  // capability
 		00 00  // status success
 		01 c0  // AID 1 | 0xc000`)
@@ -288,7 +272,7 @@ func TestManagementVectors(t *testing.T) {
 
 // Block Ack action frames (802.11-2016 9.6.5).
 func TestBlockAckActionVectors(t *testing.T) {
-	req := unhex(t, `
+	req := testutil.Unhex(t, `
 		03     // category: Block Ack
 		00     // action: ADDBA Request
 		07     // dialog token
@@ -309,7 +293,7 @@ func TestBlockAckActionVectors(t *testing.T) {
 		t.Fatalf("ADDBA request built %x", out)
 	}
 
-	resp := unhex(t, `
+	resp := testutil.Unhex(t, `
 		03 01  // Block Ack, ADDBA Response
 		07     // dialog token
 		00 00  // status success
@@ -326,7 +310,7 @@ func TestBlockAckActionVectors(t *testing.T) {
 		t.Fatalf("ADDBA response built %x", out)
 	}
 
-	delba := unhex(t, `
+	delba := testutil.Unhex(t, `
 		03 02  // Block Ack, DELBA
 		00 58  // DELBA parameters: initiator (bit 11), TID 5 (bits 12-15)
 		25 00  // reason 37: end of Block Ack`)
@@ -353,7 +337,7 @@ func TestBlockAckActionVectors(t *testing.T) {
 
 // BlockAckReq, BlockAck and PS-Poll control frames (802.11-2016 9.3.1).
 func TestControlVectors(t *testing.T) {
-	bar := unhex(t, `
+	bar := testutil.Unhex(t, `
 		84 00              // frame control: control, BlockAckReq
 		00 00              // duration
 		02 00 00 00 00 02  // RA
@@ -372,7 +356,7 @@ func TestControlVectors(t *testing.T) {
 		t.Fatalf("BAR built %x", out)
 	}
 
-	ba := unhex(t, `
+	ba := testutil.Unhex(t, `
 		94 00              // frame control: control, BlockAck
 		00 00              // duration
 		02 00 00 00 00 01  // RA
@@ -406,7 +390,7 @@ func TestControlVectors(t *testing.T) {
 		t.Errorf("short BAR: %v", err)
 	}
 
-	pspoll := unhex(t, `
+	pspoll := testutil.Unhex(t, `
 		a4 10              // frame control: control, PS-Poll, power management
 		05 c0              // AID 5 | 0xc000
 		02 00 00 00 00 01  // BSSID (RA)

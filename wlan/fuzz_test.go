@@ -2,6 +2,7 @@ package wlan
 
 import (
 	"bytes"
+	"github.com/gowrt/gowrt/internal/testutil"
 	"testing"
 )
 
@@ -10,7 +11,7 @@ import (
 // the bytes it was parsed from.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{beaconHex, wdsHex} {
-		f.Add(unhex(f, s))
+		f.Add(testutil.Unhex(f, s))
 	}
 	f.Add(AppendBlockAck(nil, 0, apMAC, staMAC, &BlockAck{TID: 3, StartSeq: 7, Bitmap: 5}))
 	f.Add(AppendBlockAckReq(nil, 0, apMAC, staMAC, &BlockAckReq{TID: 3, StartSeq: 7}))
@@ -79,7 +80,7 @@ func FuzzParse(f *testing.F) {
 // inside the input, and a clean walk consumes the input but for trailing
 // padding and re-encodes to subframes that decapsulate the same.
 func FuzzAMSDU(f *testing.F) {
-	f.Add(unhex(f, amsduHex))
+	f.Add(testutil.Unhex(f, amsduHex))
 	f.Add([]byte{})
 	f.Add(make([]byte, 14))
 	f.Fuzz(func(t *testing.T, b []byte) {

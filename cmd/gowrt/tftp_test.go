@@ -8,44 +8,26 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/gowrt/gowrt/internal/testutil"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gowrt/gowrt/board/ar71xx/boardfile"
 )
 
-// syncBuffer is a log the server goroutines write while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startTFTP serves data as name on a loopback port until the test ends.
-func startTFTP(t *testing.T, name string, data []byte) (port int, log *syncBuffer) {
+func startTFTP(t *testing.T, name string, data []byte) (port int, log *testutil.SyncBuffer) {
 	t.Helper()
 	conn, err := net.ListenPacket("udp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	log = &syncBuffer{}
+	log = &testutil.SyncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &tftpServer{name: name, data: data, log: log, timeout: time.Second}
 	done := make(chan error, 1)

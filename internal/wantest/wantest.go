@@ -21,13 +21,12 @@
 package wantest
 
 import (
-	"bytes"
 	"fmt"
+	"github.com/gowrt/gowrt/internal/testutil"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -140,23 +139,9 @@ func Self(t testing.TB) string {
 }
 
 // SyncBuffer collects output written by one goroutine (or process) and
-// read by another: the servers' logs, a firmware's console.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// read by another (testutil.SyncBuffer, kept here for the tests that
+// already have a wantest.Net).
+type SyncBuffer = testutil.SyncBuffer
 
 // Client is a LAN host that gets its address from the router with
 // dhclient (isc-dhcp-client).

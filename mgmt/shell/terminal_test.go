@@ -3,33 +3,16 @@ package shell
 import (
 	"bytes"
 	"context"
+	"github.com/gowrt/gowrt/internal/testutil"
 	"io"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // waitFor polls out until it contains want.
-func waitFor(t *testing.T, out *syncBuffer, want string) {
+func waitFor(t *testing.T, out *testutil.SyncBuffer, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(out.String(), want) {
@@ -43,14 +26,14 @@ func waitFor(t *testing.T, out *syncBuffer, want string) {
 type fakeTerminal struct {
 	t    *testing.T
 	in   *io.PipeWriter
-	out  *syncBuffer
+	out  *testutil.SyncBuffer
 	done chan error
 	h    *fakeHost
 }
 
 func startTerminal(t *testing.T, h Host, s *Session) *fakeTerminal {
 	pr, pw := io.Pipe()
-	out := &syncBuffer{}
+	out := &testutil.SyncBuffer{}
 	s.In, s.Out = pr, out
 	ft := &fakeTerminal{t: t, in: pw, out: out, done: make(chan error, 1)}
 	go func() { ft.done <- New(h).Interactive(context.Background(), s, "# ") }()
@@ -201,7 +184,7 @@ func TestExecTerminal(t *testing.T) {
 	h := &fakeHost{}
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	out := &syncBuffer{}
+	out := &testutil.SyncBuffer{}
 	s := &Session{In: pr, Out: out, User: "root"}
 	done := make(chan int, 1)
 	go func() { done <- New(h).ExecTerminal(context.Background(), s, "ping -i 0.2 10.2.2.2; echo next") }()

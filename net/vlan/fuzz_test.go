@@ -3,6 +3,7 @@ package vlan_test
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/gowrt/gowrt/internal/testutil"
 	"testing"
 
 	gnet "github.com/gowrt/gowrt/net"
@@ -14,21 +15,21 @@ import (
 // parent's buffer is never written; nothing panics.
 func FuzzReceive(f *testing.F) {
 	for _, s := range []string{arpTagged, arpUntagged, udpTagged, udpUntagged} {
-		f.Add(unhex(f, s))
+		f.Add(testutil.Unhex(f, s))
 	}
 	f.Add([]byte{})
-	f.Add(unhex(f, arpTagged)[:17])
-	f.Add(unhex(f, arpTagged)[:18])
-	bad := unhex(f, arpTagged)
+	f.Add(testutil.Unhex(f, arpTagged)[:17])
+	f.Add(testutil.Unhex(f, arpTagged)[:18])
+	bad := testutil.Unhex(f, arpTagged)
 	bad[14], bad[15] = 0x0f, 0xff
 	f.Add(bad)
-	prio := unhex(f, arpTagged)
+	prio := testutil.Unhex(f, arpTagged)
 	prio[14], prio[15] = 0x20, 0x00
 	f.Add(prio)
-	unknown := unhex(f, arpTagged)
+	unknown := testutil.Unhex(f, arpTagged)
 	unknown[15] = 9
 	f.Add(unknown)
-	stopped := unhex(f, arpTagged)
+	stopped := testutil.Unhex(f, arpTagged)
 	stopped[14], stopped[15] = 0x0f, 0xfe // 4094: a child that never starts
 	f.Add(stopped)
 

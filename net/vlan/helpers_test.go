@@ -2,8 +2,6 @@ package vlan_test
 
 import (
 	"bytes"
-	"encoding/hex"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,16 +14,6 @@ var (
 	parentMAC = gnet.MAC{0x02, 0x00, 0x00, 0x00, 0x00, 0x01}
 	peerMAC   = gnet.MAC{0x02, 0x00, 0x00, 0x00, 0x00, 0x02}
 )
-
-// unhex decodes a hex dump; spaces and newlines are for the reader.
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // recorder is a child's handler: it copies what it is lent (as a handler
 // must) and records link changes and TxReady calls.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/gowrt/gowrt/internal/testutil"
 	"sync"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestConcurrentTransmit(t *testing.T) {
 		frames := map[uint16][]*txFrame{}
 		for _, vid := range []uint16{1, 2} {
 			for i := 0; i < perChild; i++ {
-				f := unhex(t, udpUntagged)
+				f := testutil.Unhex(t, udpUntagged)
 				binary.BigEndian.PutUint16(f[len(f)-2:], uint16(i))
 				frames[vid] = append(frames[vid], newTx(f, 7, 20))
 			}
@@ -61,7 +62,7 @@ func TestConcurrentTransmit(t *testing.T) {
 				t.Fatalf("untagged frame on the trunk: % x", got)
 			}
 			vid := binary.BigEndian.Uint16(got[14:]) & 0xfff
-			want := unhex(t, udpTagged)
+			want := testutil.Unhex(t, udpTagged)
 			want[15] = byte(vid)
 			binary.BigEndian.PutUint16(want[len(want)-2:], uint16(seen[vid]))
 			if !bytes.Equal(got, want) {
@@ -97,11 +98,11 @@ func TestNoAllocs(t *testing.T) {
 		if err := p.Start(s); err != nil {
 			t.Fatal(err)
 		}
-		in := unhex(t, arpTagged)
+		in := testutil.Unhex(t, arpTagged)
 		if a := testing.AllocsPerRun(1000, func() { n.h.Receive(in) }); a != 0 {
 			t.Fatalf("%v allocations per received frame", a)
 		}
-		f := newTx(unhex(t, udpUntagged), 20)
+		f := newTx(testutil.Unhex(t, udpUntagged), 20)
 		a := testing.AllocsPerRun(1000, func() {
 			if err := p.Transmit(f); err != nil {
 				t.Fatal(err)
@@ -144,21 +145,21 @@ func TestBridgePort(t *testing.T) {
 		t.Cleanup(host.Stop)
 
 		// Switch → trunk (VLAN 1) → bridge → LAN host, untagged.
-		arp := unhex(t, arpTagged)
+		arp := testutil.Unhex(t, arpTagged)
 		arp[14], arp[15] = 0x00, 0x01
 		r.fromSwitch(t, arp)
-		if got, want := hostRec.next(t), unhex(t, arpUntagged); !bytes.Equal(got, want) {
+		if got, want := hostRec.next(t), testutil.Unhex(t, arpUntagged); !bytes.Equal(got, want) {
 			t.Fatalf("LAN host got\n% x\nwant\n% x", got, want)
 		}
 		// LAN host → bridge (learned 02:..:02 behind the trunk) → switch, tagged.
-		reply := unhex(t, `
+		reply := testutil.Unhex(t, `
 			020000000002 02000000000a 0806
 			0001 0800 06 04 0002 02000000000a c0a80201 020000000002 c0a80264
 			000000000000000000000000000000000000`)
 		if err := host.Transmit(newTx(reply)); err != nil {
 			t.Fatal(err)
 		}
-		want := unhex(t, `
+		want := testutil.Unhex(t, `
 			020000000002 02000000000a 8100 0001 0806
 			0001 0800 06 04 0002 02000000000a c0a80201 020000000002 c0a80264
 			000000000000000000000000000000000000`)

@@ -3,6 +3,7 @@ package vlan_test
 import (
 	"bytes"
 	"errors"
+	"github.com/gowrt/gowrt/internal/testutil"
 	"testing"
 
 	gnet "github.com/gowrt/gowrt/net"
@@ -89,26 +90,26 @@ func (r *rig) fromSwitch(t *testing.T, f []byte) {
 
 func TestReceiveUntagsByteExact(t *testing.T) {
 	r := newRig(t, nictest.Config{}, vlan.Config{VIDs: []uint16{1, 2}, Untagged: 1, Name: "eth0"})
-	r.fromSwitch(t, unhex(t, arpTagged))
-	if got, want := r.rec[2].next(t), unhex(t, arpUntagged); !bytes.Equal(got, want) {
+	r.fromSwitch(t, testutil.Unhex(t, arpTagged))
+	if got, want := r.rec[2].next(t), testutil.Unhex(t, arpUntagged); !bytes.Equal(got, want) {
 		t.Fatalf("VLAN 2 got\n% x\nwant\n% x", got, want)
 	}
 	// Untagged: to the Untagged VLAN as it is.
-	r.fromSwitch(t, unhex(t, arpUntagged))
-	if got, want := r.rec[1].next(t), unhex(t, arpUntagged); !bytes.Equal(got, want) {
+	r.fromSwitch(t, testutil.Unhex(t, arpUntagged))
+	if got, want := r.rec[1].next(t), testutil.Unhex(t, arpUntagged); !bytes.Equal(got, want) {
 		t.Fatalf("untagged frame got\n% x\nwant\n% x", got, want)
 	}
 	// Priority-tagged (VID 0, PCP 3): to the Untagged VLAN, tag stripped.
-	prio := unhex(t, arpTagged)
+	prio := testutil.Unhex(t, arpTagged)
 	prio[14], prio[15] = 0x60, 0x00
 	r.fromSwitch(t, prio)
-	if got, want := r.rec[1].next(t), unhex(t, arpUntagged); !bytes.Equal(got, want) {
+	if got, want := r.rec[1].next(t), testutil.Unhex(t, arpUntagged); !bytes.Equal(got, want) {
 		t.Fatalf("priority-tagged frame got\n% x\nwant\n% x", got, want)
 	}
 	r.rec[1].none(t)
 	r.rec[2].none(t)
 	p2 := r.ports[2]
-	if p2.Stats.RxFrames.Load() != 1 || p2.Stats.RxBytes.Load() != uint64(len(unhex(t, arpUntagged))) {
+	if p2.Stats.RxFrames.Load() != 1 || p2.Stats.RxBytes.Load() != uint64(len(testutil.Unhex(t, arpUntagged))) {
 		t.Fatalf("VLAN 2 counted %d frames, %d bytes", p2.Stats.RxFrames.Load(), p2.Stats.RxBytes.Load())
 	}
 	if c := p2.Counters(); c.RxFrames != 1 {
@@ -135,7 +136,7 @@ func TestReceiveHandlerBorrowsScratch(t *testing.T) {
 	if err := p.Start(h); err != nil {
 		t.Fatal(err)
 	}
-	in := unhex(t, arpTagged)
+	in := testutil.Unhex(t, arpTagged)
 	orig := bytes.Clone(in)
 	n.h.Receive(in)
 	n.h.Receive(in)
@@ -158,11 +159,11 @@ func TestTransmitTagsByteExact(t *testing.T) {
 		// after the type; the addresses exactly; many tiny segments.
 		for _, cuts := range [][]int{nil, {5, 14}, {12}, {1, 2, 3, 11, 12, 13, 20, 40}} {
 			r := newRig(t, nictest.Config{Caps: caps}, vlan.Config{VIDs: []uint16{1, 2}})
-			f := newTx(unhex(t, udpUntagged), cuts...)
+			f := newTx(testutil.Unhex(t, udpUntagged), cuts...)
 			if err := r.ports[1].Transmit(f); err != nil {
 				t.Fatal(err)
 			}
-			if got, want := r.wire.next(t), unhex(t, udpTagged); !bytes.Equal(got, want) {
+			if got, want := r.wire.next(t), testutil.Unhex(t, udpTagged); !bytes.Equal(got, want) {
 				t.Fatalf("caps %v cuts %v: wire got\n% x\nwant\n% x", caps, cuts, got, want)
 			}
 			waitReleased(t, f, 1)
@@ -244,7 +245,7 @@ func TestReceiveDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	tagged := func(tci uint16, n int) []byte {
-		f := unhex(t, arpTagged)
+		f := testutil.Unhex(t, arpTagged)
 		f[14], f[15] = byte(tci>>8), byte(tci)
 		return f[:n]
 	}
@@ -258,7 +259,7 @@ func TestReceiveDrops(t *testing.T) {
 		{"tag cut short", tagged(1, 17), tr.Stats.RxRunt.Load},
 		{"reserved VID", tagged(0x0fff, 64), tr.Stats.RxBadVID.Load},
 		{"unknown VID", tagged(3, 64), tr.Stats.RxUnknownVID.Load},
-		{"untagged", unhex(t, arpUntagged), tr.Stats.RxUntagged.Load},
+		{"untagged", testutil.Unhex(t, arpUntagged), tr.Stats.RxUntagged.Load},
 		{"priority-tagged", tagged(0xe000, 64), tr.Stats.RxUntagged.Load},
 		{"stopped child", tagged(2, 64), p2.Stats.RxStopped.Load},
 		{"oversize", make([]byte, gnet.RxBufSize+1), tr.Stats.RxOversize.Load},
@@ -288,7 +289,7 @@ func TestTxFullFanOut(t *testing.T) {
 	// Fill the ring from VID 1 (the held engine may already have taken
 	// one frame off it, so count on no exact number).
 	for {
-		f := newTx(unhex(t, udpUntagged))
+		f := newTx(testutil.Unhex(t, udpUntagged))
 		err := r.ports[1].Transmit(f)
 		if errors.Is(err, gnet.ErrTxFull) {
 			refused = append(refused, f)
@@ -301,7 +302,7 @@ func TestTxFullFanOut(t *testing.T) {
 			t.Fatal("a 2-descriptor ring took 5 frames")
 		}
 	}
-	f := newTx(unhex(t, udpUntagged))
+	f := newTx(testutil.Unhex(t, udpUntagged))
 	if err := r.ports[2].Transmit(f); !errors.Is(err, gnet.ErrTxFull) {
 		t.Fatalf("VID 2: %v, want ErrTxFull", err)
 	}
@@ -353,17 +354,17 @@ func TestReleaseOnErrorPaths(t *testing.T) {
 			t.Fatalf("oversize frame: %v", err)
 		}
 		r.parent.SetLink(false)
-		down := newTx(unhex(t, udpUntagged))
+		down := newTx(testutil.Unhex(t, udpUntagged))
 		if err := p.Transmit(down); !errors.Is(err, gnet.ErrLinkDown) {
 			t.Fatalf("link down: %v", err)
 		}
 		r.parent.SetLink(true)
 		r.parent.HoldTX(true)
-		queued := newTx(unhex(t, udpUntagged), 3)
+		queued := newTx(testutil.Unhex(t, udpUntagged), 3)
 		if err := p.Transmit(queued); err != nil {
 			t.Fatal(err)
 		}
-		stopped := newTx(unhex(t, udpUntagged))
+		stopped := newTx(testutil.Unhex(t, udpUntagged))
 		r.ports[1].Stop()
 		r.ports[2].Stop() // the last: stops the parent, which drops the queue
 		if err := p.Transmit(stopped); !errors.Is(err, vlan.ErrNotRunning) {

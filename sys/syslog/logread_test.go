@@ -3,8 +3,8 @@ package syslog
 import (
 	"bytes"
 	"context"
+	"github.com/gowrt/gowrt/internal/testutil"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -80,27 +80,10 @@ func TestLogreadBadArgs(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestLogreadFollow(t *testing.T) {
 	r := logreadRing()
 	ctx, cancel := context.WithCancel(t.Context())
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	done := make(chan error, 1)
 	go func() { done <- r.Logread(ctx, &out, []string{"-f", "-l", "1", "-s", "dhcpd"}) }()
 	waitFor := func(want string) {

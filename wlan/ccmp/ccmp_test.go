@@ -3,20 +3,10 @@ package ccmp
 import (
 	"bytes"
 	"crypto/aes"
-	"encoding/hex"
 	"errors"
-	"strings"
+	"github.com/gowrt/gowrt/internal/testutil"
 	"testing"
 )
-
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // RFC 3610 §8, Packet Vectors #1..#3: AES key C0..CF, M = 8, L = 2 (the
 // CCMP parameters), 8 cleartext header octets as AAD.
@@ -35,11 +25,11 @@ var rfc3610 = []struct {
 }
 
 func TestCCMRFC3610(t *testing.T) {
-	b, _ := aes.NewCipher(unhex(t, "C0C1C2C3C4C5C6C7C8C9CACBCCCDCECF"))
+	b, _ := aes.NewCipher(testutil.Unhex(t, "C0C1C2C3C4C5C6C7C8C9CACBCCCDCECF"))
 	for _, v := range rfc3610 {
 		var nonce [ccmNonceLen]byte
-		copy(nonce[:], unhex(t, v.nonce))
-		in, want := unhex(t, v.in), unhex(t, v.out)
+		copy(nonce[:], testutil.Unhex(t, v.nonce))
+		in, want := testutil.Unhex(t, v.in), testutil.Unhex(t, v.out)
 		c := ccm{block: b}
 		buf := append(append([]byte{}, in...), make([]byte, ccmMICLen)...)
 		c.seal(&nonce, buf[:8], buf[8:len(in)], buf[len(in):])
@@ -74,11 +64,11 @@ const (
 )
 
 func TestCCMPAnnexJ64(t *testing.T) {
-	k, err := NewKey(unhex(t, j64TK), 0)
+	k, err := NewKey(testutil.Unhex(t, j64TK), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, want := unhex(t, j64Plaintext), unhex(t, j64Encrypted)
+	plain, want := testutil.Unhex(t, j64Plaintext), testutil.Unhex(t, j64Encrypted)
 
 	// The intermediate values the annex lists.
 	h, err := parseHeader(plain)
@@ -87,12 +77,12 @@ func TestCCMPAnnexJ64(t *testing.T) {
 	}
 	var aad [maxAADLen]byte
 	n := buildAAD(&aad, plain, &h)
-	if got := aad[:n]; !bytes.Equal(got, unhex(t, j64AAD)) {
+	if got := aad[:n]; !bytes.Equal(got, testutil.Unhex(t, j64AAD)) {
 		t.Errorf("AAD = %x, want %s", got, j64AAD)
 	}
 	var nonce [ccmNonceLen]byte
 	buildNonce(&nonce, plain, &h, j64PN)
-	if !bytes.Equal(nonce[:], unhex(t, j64Nonce)) {
+	if !bytes.Equal(nonce[:], testutil.Unhex(t, j64Nonce)) {
 		t.Errorf("nonce = %x, want %s", nonce, j64Nonce)
 	}
 
@@ -300,7 +290,7 @@ func BenchmarkAESBlocks1500(b *testing.B) {
 }
 
 func FuzzDecap(f *testing.F) {
-	f.Add(unhex(f, j64Encrypted))
+	f.Add(testutil.Unhex(f, j64Encrypted))
 	tx, _ := NewKey(bytes.Repeat([]byte{4}, 16), 0)
 	for _, a4 := range []bool{false, true} {
 		e, _ := tx.Encap(qosFrame(2, a4, 40))

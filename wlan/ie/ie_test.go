@@ -4,25 +4,10 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"github.com/gowrt/gowrt/internal/testutil"
 	"strings"
 	"testing"
 )
-
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	var clean strings.Builder
-	for _, line := range strings.Split(s, "\n") {
-		if i := strings.Index(line, "//"); i >= 0 {
-			line = line[:i]
-		}
-		clean.WriteString(strings.Join(strings.Fields(line), ""))
-	}
-	b, err := hex.DecodeString(clean.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // WPA2-PSK with CCMP-128 (802.11-2016 9.4.2.25).
 const rsnPSKHex = `
@@ -37,7 +22,7 @@ const rsnPSKHex = `
 `
 
 func TestRSNVector(t *testing.T) {
-	raw := unhex(t, rsnPSKHex)
+	raw := testutil.Unhex(t, rsnPSKHex)
 	r, err := ParseRSN(raw[2:])
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +43,7 @@ func TestRSNVector(t *testing.T) {
 }
 
 func TestRSNWithPMKIDAndGroupMgmt(t *testing.T) {
-	raw := unhex(t, `
+	raw := testutil.Unhex(t, `
 		30 32        // length 50
 		01 00 00 0f ac 04
 		02 00 00 0f ac 04 00 0f ac 02  // CCMP-128, TKIP
@@ -138,7 +123,7 @@ func TestTIMVectors(t *testing.T) {
 		for _, a := range c.aids {
 			v.Set(a)
 		}
-		want := unhex(t, c.want)
+		want := testutil.Unhex(t, c.want)
 		got := AppendTIM(nil, 0, 2, c.multicast, &v)
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s: built %x, want %x", c.name, got, want)
@@ -167,7 +152,7 @@ func TestTIMVectors(t *testing.T) {
 		t.Error("out-of-range AIDs or Clear changed the bitmap")
 	}
 	for _, bad := range []string{"000200", "0002fc0000", "000000 00"} {
-		b := unhex(t, bad)
+		b := testutil.Unhex(t, bad)
 		if _, err := ParseTIM(b); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
@@ -188,7 +173,7 @@ ff ff 00 00 00 00 00 00 00 00  // Rx MCS bitmask: MCS 0-15
 `
 
 func TestHTVectors(t *testing.T) {
-	raw := unhex(t, htCapHex)
+	raw := testutil.Unhex(t, htCapHex)
 	c, err := ParseHTCapabilities(raw[2:])
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +185,7 @@ func TestHTVectors(t *testing.T) {
 	if out := AppendHTCapabilities(nil, &c); !bytes.Equal(out, raw) {
 		t.Fatalf("built %x", out)
 	}
-	op := unhex(t, `
+	op := testutil.Unhex(t, `
 		3d 16  // element ID 61, length 22
 		24     // primary channel 36
 		05     // secondary channel above, any channel width
@@ -231,7 +216,7 @@ func TestHTVectors(t *testing.T) {
 }
 
 func TestVHTVectors(t *testing.T) {
-	capRaw := unhex(t, `
+	capRaw := testutil.Unhex(t, `
 		bf 0c        // element ID 191, length 12
 		b2 00 80 03  // info: max MPDU 11454, Rx LDPC, SGI80, Tx STBC, max A-MPDU exponent 7
 		fa ff        // Rx MCS map: 1 and 2 streams MCS 0-9, others none
@@ -246,7 +231,7 @@ func TestVHTVectors(t *testing.T) {
 	if out := AppendVHTCapabilities(nil, &c); !bytes.Equal(out, capRaw) {
 		t.Fatalf("built %x", out)
 	}
-	opRaw := unhex(t, `
+	opRaw := testutil.Unhex(t, `
 		c0 05  // element ID 192, length 5
 		01     // channel width 80 MHz (or wider)
 		2a     // CCFS0: channel 42
@@ -280,7 +265,7 @@ dd 18                 // vendor specific, length 24
 `
 
 func TestWMMVectors(t *testing.T) {
-	raw := unhex(t, wmmParamHex)
+	raw := testutil.Unhex(t, wmmParamHex)
 	w, err := ParseWMM(raw[2:])
 	if err != nil {
 		t.Fatal(err)
@@ -293,7 +278,7 @@ func TestWMMVectors(t *testing.T) {
 	if out := AppendWMM(nil, &def); !bytes.Equal(out, raw) {
 		t.Fatalf("built %x", out)
 	}
-	info := unhex(t, `dd 07 00 50 f2 02 00 01 0f  // WMM information, U-APSD on all ACs`)
+	info := testutil.Unhex(t, `dd 07 00 50 f2 02 00 01 0f  // WMM information, U-APSD on all ACs`)
 	wi, err := ParseWMM(info[2:])
 	if err != nil || wi.Param || wi.QoSInfo != 0x0f {
 		t.Fatalf("%+v %v", wi, err)
@@ -324,8 +309,8 @@ func TestParseElements(t *testing.T) {
 	b = AppendDSParams(b, 6)
 	b = append(b, 42, 1, 0)                                  // ERP: skipped
 	b = append(b, byte(IDVendor), 4, 0x00, 0x50, 0xf2, 0x01) // WPA: another vendor element, skipped
-	b = append(b, unhex(t, wmmParamHex)...)
-	b = append(b, unhex(t, rsnPSKHex)...)
+	b = append(b, testutil.Unhex(t, wmmParamHex)...)
+	b = append(b, testutil.Unhex(t, rsnPSKHex)...)
 	es, err := Parse(b)
 	if err != nil {
 		t.Fatal(err)

@@ -4,19 +4,11 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"github.com/gowrt/gowrt/internal/testutil"
 	"strings"
 	"testing"
 	"time"
 )
-
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // IEEE 802.11-2016 Annex J.4.2 passphrase-to-PSK test vectors.
 func TestPSKAnnexJ4(t *testing.T) {
@@ -100,9 +92,9 @@ func TestKeyWrapRFC3394(t *testing.T) {
 		{"4.5", 32, 24, "A8F9BC1612C68B3FF6E6F4FBE30E71E4769C8B80A32CB8958CD5D17D6B254DA1"},
 		{"4.6", 32, 32, "28C9F404C4B810F4CBCCB35CFB87F8263F5786E2D80ED326CBC7F0E71A99F43BFB988B9B7A02DD21"},
 	} {
-		k, d := unhex(t, kek)[:v.kekLen], unhex(t, data)[:v.dataN]
+		k, d := testutil.Unhex(t, kek)[:v.kekLen], testutil.Unhex(t, data)[:v.dataN]
 		w, err := WrapKey(k, d)
-		if err != nil || !bytes.Equal(w, unhex(t, v.out)) {
+		if err != nil || !bytes.Equal(w, testutil.Unhex(t, v.out)) {
 			t.Errorf("§%s wrap = %X %v, want %s", v.sec, w, err, v.out)
 		}
 		u, err := UnwrapKey(k, w)
