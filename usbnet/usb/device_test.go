@@ -699,3 +699,34 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestDevicePipeAllocatesNothing: a transfer through a pipe the device
+// opened (the ErrGone guard around the controller's) allocates nothing.
+func TestDevicePipeAllocatesNothing(t *testing.T) {
+	h := usbsim.NewHost(usbsim.HostConfig{})
+	defer h.Close()
+	m := &source{endless: true}
+	d := enumerate(t, h, newSimDevice(m), &usb.Addresses{})
+	defer d.Detach()
+	if err := d.SetConfiguration(1); err != nil {
+		t.Fatal(err)
+	}
+	in := openBulkIn(t, d)
+	x, _ := in.NewTransfer(512)
+	x.Flags = usb.ShortOK
+	done := make(chan struct{}, 1)
+	x.Done = func(*usb.Transfer) { done <- struct{}{} }
+	step := func() {
+		if err := in.Submit(x); err != nil {
+			t.Fatal(err)
+		}
+		<-done
+		if x.Err != nil || x.Actual != 32 {
+			t.Fatal(x.Actual, x.Err)
+		}
+	}
+	step()
+	if n := testing.AllocsPerRun(200, step); n != 0 {
+		t.Fatalf("%v allocations per transfer", n)
+	}
+}
