@@ -48,6 +48,7 @@ type Host struct {
 	lastReset  int
 	pipes      []*hostPipe
 	completing []*hostXfer
+	inDone     *hostXfer // whose Done is running
 	portChange func(int)
 	closed     bool
 	wake       chan struct{}
@@ -92,10 +93,11 @@ type hostPipe struct {
 }
 
 type hostXfer struct {
-	t    *usb.Transfer
-	p    *hostPipe
-	gen  uint64 // submissions so far
-	done uint64 // submissions whose Done returned
+	t       *usb.Transfer
+	p       *hostPipe
+	gen     uint64 // submissions so far
+	retired uint64 // submissions handed to Done (the transfer is idle again)
+	done    uint64 // submissions whose Done returned
 	// state
 	queued  bool
 	started bool
@@ -347,7 +349,7 @@ func (p *hostPipe) Submit(t *usb.Transfer) error {
 	case p.gone():
 		h.mu.Unlock()
 		return usb.ErrGone
-	case x.queued || x.gen != x.done:
+	case x.queued || x.gen != x.retired:
 		h.mu.Unlock()
 		return usb.ErrBusy
 	case p.abort > 0:
@@ -395,7 +397,7 @@ func (p *hostPipe) Abort() {
 // waitPipeLocked waits until every Done of p's transfers has returned.
 func (h *Host) waitPipeLocked(p *hostPipe) {
 	for {
-		busy := len(p.queue) > 0
+		busy := len(p.queue) > 0 || (h.inDone != nil && h.inDone.p == p)
 		for _, x := range h.completing {
 			if x.p == p {
 				busy = true
@@ -431,6 +433,14 @@ func (p *hostPipe) Close() {
 		}
 	}
 	h.mu.Unlock()
+}
+
+// popFront drops q's first element, keeping the array (a queue that
+// resliced from the front would reallocate as it goes).
+func popFront(q []*hostXfer) []*hostXfer {
+	copy(q, q[1:])
+	q[len(q)-1] = nil
+	return q[:len(q)-1]
 }
 
 func (h *Host) dequeueLocked(p *hostPipe, x *hostXfer) {
@@ -509,15 +519,18 @@ func (h *Host) complete() {
 			h.mu.Lock()
 			continue
 		}
-		h.completing = h.completing[1:]
-		// Actual stays what the bus moved; Done may resubmit.
+		h.completing = popFront(h.completing)
+		// The transfer is idle from here: Done may resubmit it.
 		gen := x.gen
+		x.retired = gen
+		h.inDone = x
 		done := x.t.Done
 		h.mu.Unlock()
 		if done != nil {
 			done(x.t)
 		}
 		h.mu.Lock()
+		h.inDone = nil
 		if x.done < gen {
 			x.done = gen
 		}
@@ -539,6 +552,10 @@ func (h *Host) idleLocked() bool {
 // moved.
 func (h *Host) schedule() {
 	defer h.wg.Done()
+	// One timer for the NAK retry wait: the bus allocates nothing while
+	// it runs (tests of the drivers above count allocations per frame).
+	poll := time.NewTimer(h.cfg.Poll)
+	poll.Stop()
 	for {
 		h.mu.Lock()
 		if h.closed {
@@ -564,9 +581,11 @@ func (h *Host) schedule() {
 			continue
 		}
 		if pending {
+			poll.Reset(h.cfg.Poll)
 			select {
 			case <-h.wake:
-			case <-time.After(h.cfg.Poll):
+				poll.Stop()
+			case <-poll.C:
 			}
 		} else {
 			<-h.wake
@@ -601,7 +620,7 @@ func (h *Host) runLocked(p *hostPipe) bool {
 			h.stats.NoResponses++
 			x.errs++
 			if x.errs >= h.cfg.Retries {
-				p.queue = p.queue[1:]
+				p.queue = popFront(p.queue)
 				h.finishLocked(x, fmt.Errorf("%w: %d tokens unanswered", usb.ErrTransaction, x.errs))
 				return true
 			}
@@ -609,14 +628,14 @@ func (h *Host) runLocked(p *hostPipe) bool {
 			continue
 		case STALL:
 			h.stats.Stalls++
-			p.queue = p.queue[1:]
+			p.queue = popFront(p.queue)
 			h.finishLocked(x, usb.ErrStall)
 			return true
 		}
 		x.errs = 0
 		moved = true
 		if err != nil || finished {
-			p.queue = p.queue[1:]
+			p.queue = popFront(p.queue)
 			h.finishLocked(x, err)
 			return true
 		}
