@@ -447,14 +447,14 @@ func (c *Controller) writeBack(p *pending) bool {
 	}
 	switch stage {
 	case 0:
-		p.wrote = p.w[1]&^0x7ff | uint32(c.sys.Sched.Intn(0x800))
 		c.checkTD(p)
+		p.wrote = p.w[1]&^0x7ff | uint32(c.sys.Sched.Intn(0x800))
 		c.store(ctrlAddr, p.wrote)
 		p.stage = 1
 		return false
 	case 1:
-		p.wrote = p.final | tActive
 		c.checkTD(p)
+		p.wrote = p.final | tActive
 		c.store(ctrlAddr, p.wrote)
 		p.stage = 2
 		return false
