@@ -29,6 +29,10 @@ type wrong struct {
 	noFrameWait   bool // hook: TDs reused right after unlinking
 	globalOrder   bool // hook: completion pass in global submission order
 	friendlyModel bool // model writes status back whole, in order
+
+	// agentRate is not a mistake: how often the model runs between two
+	// driver accesses (hwsim.Config.AgentRate; 0 = hwsim's default).
+	agentRate int
 }
 
 type rig struct {
@@ -47,7 +51,7 @@ func newRig(t testing.TB, seed uint64, be bool, w wrong, mods ...func(*Config)) 
 	t.Helper()
 	// NoEviction: see pcnet's rig; missing syncs are still caught at
 	// sync time and on device reads (TestHazardMissingSync).
-	sys := hwsim.New(hwsim.Config{Seed: seed, BigEndianCPU: be, NoEviction: true})
+	sys := hwsim.New(hwsim.Config{Seed: seed, BigEndianCPU: be, NoEviction: true, AgentRate: w.agentRate})
 	ctl := sys.NewController(hwsim.ControllerConfig{Name: "i8259", Lines: 16})
 	r := &rig{sys: sys, stop: make(chan struct{}), dev: &testDev{}, ports: make(chan int, 16)}
 	r.model = uhcisim.New(sys, ctl, uhcisim.Config{Line: line, InOrder: w.friendlyModel})
