@@ -142,7 +142,7 @@ func workload(r *rig, frames int) error {
 // hazard runs the workload with mistake w and without it under seeds
 // 1..seeds; a run with the mistake is caught by a misuse of one of kinds
 // or by the workload failing.
-func hazard(t *testing.T, w wrong, seeds int, kinds ...hwsim.MisuseKind) {
+func hazard(t *testing.T, w wrong, seeds, frames int, kinds ...hwsim.MisuseKind) {
 	t.Helper()
 	if (w.publishFirst || w.lengthFirst || w.noFrameWait || w.globalOrder) && !hazardTag {
 		t.Skip("the in-driver wrong-code hooks need -tags gowrt_hazard")
@@ -154,8 +154,10 @@ func hazard(t *testing.T, w wrong, seeds int, kinds ...hwsim.MisuseKind) {
 			if bug {
 				ww = w
 			}
-			r := newRig(t, seed, seed%2 == 0, ww)
-			err := workload(r, 20)
+			// A 1 ms poll: completion passes also run while the
+			// controller is mid-frame, not only after its interrupt.
+			r := newRig(t, seed, seed%2 == 0, ww, func(c *Config) { c.PortPoll = time.Millisecond })
+			err := workload(r, frames)
 			r.close()
 			ms := r.sys.Misuses()
 			if !bug {
@@ -200,21 +202,21 @@ func first(ms []hwsim.Misuse) any {
 // stored before its token and buffer; the walker runs it half-written
 // (a zero token is no PID: process error; a stale one misdirects data).
 func TestHazardPublishBeforeComplete(t *testing.T) {
-	hazard(t, wrong{publishFirst: true}, 8, hwsim.ModelRule, hwsim.BadDMAAddress)
+	hazard(t, wrong{publishFirst: true}, 8, 20, hwsim.ModelRule, hwsim.BadDMAAddress)
 }
 
 // TestHazardMissingBarrier: TD words in the right program order but no
 // barrier before the publishing store; the posted Active store overtakes
 // the token.
 func TestHazardMissingBarrier(t *testing.T) {
-	hazard(t, wrong{noBarriers: true, agentRate: 200}, 12, hwsim.ModelRule, hwsim.BadDMAAddress)
+	hazard(t, wrong{noBarriers: true, agentRate: 256}, 8, 100, hwsim.ModelRule, hwsim.BadDMAAddress)
 }
 
 // TestHazardMissingSync: no PREWRITE/PREREAD/POSTREAD around transfers;
 // the controller reads setup packets and OUT data still dirty in the
 // cache.
 func TestHazardMissingSync(t *testing.T) {
-	hazard(t, wrong{noSync: true}, 4, hwsim.StaleDeviceRead, hwsim.CPUWroteDeviceLine)
+	hazard(t, wrong{noSync: true}, 4, 20, hwsim.StaleDeviceRead, hwsim.CPUWroteDeviceLine)
 }
 
 // TestHazardLengthBeforeActive: the actual length taken from a load made
@@ -222,7 +224,7 @@ func TestHazardMissingSync(t *testing.T) {
 // the length field while the packet is in flight, so the driver reports
 // wrong lengths.
 func TestHazardLengthBeforeActive(t *testing.T) {
-	hazard(t, wrong{lengthFirst: true}, 8)
+	hazard(t, wrong{lengthFirst: true, agentRate: 256}, 8, 100)
 }
 
 // TestHazardCompletionOrder: a completion pass that retires transfers
