@@ -39,8 +39,10 @@ const (
 	// it to the recovery goroutine instead of being resubmitted at once.
 	maxConsecutiveErrors = 8
 	// drainWait bounds how long Stop and recovery wait for the completions
-	// of an aborted pipe before aborting it again.
+	// of an aborted pipe before aborting it again; Stop gives up after
+	// stopTries more (5 s).
 	drainWait = 100 * time.Millisecond
+	stopTries = 50
 )
 
 // Errors.
@@ -132,6 +134,9 @@ type Stats struct {
 	// SubmitErrors: transfers that could not be resubmitted (the pipe was
 	// closed or the device gone).
 	SubmitErrors gnet.Counter
+	// StopTimeouts: endpoints whose cancelled transfers Stop gave up
+	// waiting for (a controller that does not honour Abort).
+	StopTimeouts gnet.Counter
 }
 
 // trouble states of an endpoint.
@@ -742,7 +747,7 @@ func (n *NIC) stop() {
 		if ep.pipe == nil {
 			continue
 		}
-		for {
+		for try := 0; ; try++ {
 			ep.pipe.Abort()
 			deadline := time.Now().Add(drainWait)
 			for ep.inflight.Load() != 0 && time.Now().Before(deadline) {
@@ -752,6 +757,13 @@ func (n *NIC) stop() {
 				}
 			}
 			if ep.inflight.Load() == 0 {
+				break
+			}
+			if try == stopTries {
+				// A controller that never completes what it was told to
+				// cancel: counted, and Stop goes on rather than hang a
+				// shutdown or an unplug for good (Close aborts once more).
+				n.Stats.StopTimeouts.Add(1)
 				break
 			}
 		}
@@ -778,6 +790,11 @@ func (n *NIC) stop() {
 	n.txFree = nil
 	n.txMu.Unlock()
 }
+
+// Pipes returns the pipes the NIC was built on (status is nil without a
+// status endpoint), for diagnostics and for tests that drive an endpoint
+// beside the NIC.
+func (n *NIC) Pipes() (in, out, status usb.Pipe) { return n.cfg.In, n.cfg.Out, n.cfg.Status }
 
 // Gone reports whether the device was unplugged (a transfer ended with
 // usb.ErrGone).

@@ -458,3 +458,35 @@ func BenchmarkCopyBaseline(b *testing.B) {
 		copy(sink, f)
 	}
 }
+
+// stuckPipe never cancels: its Abort leaves the transfers queued, as a
+// controller that lost track of them would.
+type stuckPipe struct{ *manualPipe }
+
+func (stuckPipe) Abort() {}
+
+// TestStopGivesUp: a controller that never completes cancelled transfers
+// costs Stop a bounded wait, counted, not a hang.
+func TestStopGivesUp(t *testing.T) {
+	in := stuckPipe{newManualPipe("in", usb.PipeConfig{Endpoint: 0x82, Type: usb.Bulk, MaxPacket: 64}, nil)}
+	out := newManualPipe("out", usb.PipeConfig{Endpoint: 0x02, Type: usb.Bulk, MaxPacket: 64}, nil)
+	n, err := New(Config{In: in, Out: out, Framing: rawFraming{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(&recorder{}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	start := time.Now()
+	go func() { n.Stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Stop hangs on a pipe that never cancels")
+	}
+	if n.Stats.StopTimeouts.Load() != 1 {
+		t.Fatalf("StopTimeouts %d", n.Stats.StopTimeouts.Load())
+	}
+	t.Logf("Stop gave up after %v", time.Since(start).Round(time.Millisecond))
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/usbnet"
 	"github.com/gowrt/gowrt/usbnet/cdcecm"
 	"github.com/gowrt/gowrt/usbnet/cdcecm/ecmsim"
 	"github.com/gowrt/gowrt/usbnet/usb"
@@ -407,4 +408,80 @@ func TestRxTransfersInFlight(t *testing.T) {
 	if four < 1.5*one {
 		t.Fatalf("4 transfers in flight (%.0f frames/s) not clearly faster than 1 (%.0f)", four, one)
 	}
+}
+
+// noZLP is the ECM framing written the wrong way: it never asks for the
+// zero-length packet after a frame that fills its last packet.
+type noZLP struct{ *cdcecm.Framing }
+
+func (f noZLP) EncodeTx(dst []byte, segs [][]byte, n, maxPacket int) (int, usb.Flags, error) {
+	l, flags, err := f.Framing.EncodeTx(dst, segs, n, maxPacket)
+	return l, flags &^ usb.ZeroLengthPacket, err
+}
+
+// TestHazardNoZLP: without the ZLP, a frame whose length is a multiple of
+// 64 does not end on the wire: the function glues it to the next one, and
+// both are lost as one oversized or wrong frame. With the driver's framing
+// (TestFramesBothWays) the same frames arrive intact. The wrong framing
+// is plugged in through the framework directly, with the port's pipes.
+func TestHazardNoZLP(t *testing.T) {
+	send := func(t *testing.T, zlp bool) [][]byte {
+		b := newBed(t, usbsim.HostConfig{}, nil, nil)
+		waitFor(t, "link up", func() bool { return b.port.Link().Up })
+		var fr usbnet.Framing = b.port.Framing
+		if !zlp {
+			fr = noZLP{b.port.Framing}
+		}
+		// The frames are encoded with fr and submitted on the port's own
+		// bulk-out pipe (a second pipe to the endpoint would keep a data
+		// toggle of its own); the port transmits nothing meanwhile.
+		_, out, _ := b.port.Pipes()
+		x, err := out.NewTransfer(2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		x.Done = func(x *usb.Transfer) { done <- x.Err }
+		var got [][]byte
+		for i, n := range []int{128, 100} {
+			f := testFrame(n, byte(i))
+			l, flags, err := fr.EncodeTx(x.Buf, [][]byte{f}, n, out.Config().MaxPacket)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x.Len, x.Flags = l, flags
+			if err := out.Submit(x); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		deadline := time.After(500 * time.Millisecond)
+		for {
+			select {
+			case f := <-b.model.Frames():
+				got = append(got, f)
+				continue
+			case <-deadline:
+			}
+			return got
+		}
+	}
+	if got := send(t, true); len(got) != 2 || len(got[0]) != 128 || len(got[1]) != 100 {
+		t.Fatalf("with the ZLP: %d frames", len(got))
+	}
+	got := send(t, false)
+	if len(got) == 2 && len(got[0]) == 128 {
+		t.Fatal("the model did not catch the missing ZLP")
+	}
+	t.Logf("without the ZLP the wire got %d frame(s) of %v bytes", len(got), lens(got))
+}
+
+func lens(fs [][]byte) []int {
+	var l []int
+	for _, f := range fs {
+		l = append(l, len(f))
+	}
+	return l
 }
