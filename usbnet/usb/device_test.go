@@ -730,3 +730,81 @@ func TestDevicePipeAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v allocations per transfer", n)
 	}
 }
+
+type failingDriver struct{ opened usb.Pipe }
+
+func (*failingDriver) Name() string           { return "failing" }
+func (*failingDriver) Probe(*usb.Device) bool { return true }
+func (f *failingDriver) Attach(d *usb.Device) (usb.Attachment, error) {
+	e, _ := d.Configs[0].Interfaces[0].Endpoint(usb.Bulk, true)
+	p, err := d.OpenPipe(e)
+	if err != nil {
+		return nil, err
+	}
+	f.opened = p
+	return nil, errors.New("chip did not answer")
+}
+
+// TestAttachFailureClosesPipes: pipes a driver opened before its Attach
+// failed are closed, so a second driver or teardown starts clean.
+func TestAttachFailureClosesPipes(t *testing.T) {
+	h := usbsim.NewHost(usbsim.HostConfig{})
+	defer h.Close()
+	d := enumerate(t, h, newSimDevice(&source{}), &usb.Addresses{})
+	defer d.Detach()
+	f := &failingDriver{}
+	if err := d.Attach(f); err == nil || !strings.Contains(err.Error(), "failing: chip did not answer") {
+		t.Fatalf("attach: %v", err)
+	}
+	x, _ := f.opened.NewTransfer(64)
+	x.Done = func(*usb.Transfer) {}
+	if err := f.opened.Submit(x); !errors.Is(err, usb.ErrClosed) {
+		t.Fatalf("pipe of a failed attach: %v", err)
+	}
+}
+
+// TestSetInterfaceResetsToggles: after SET_INTERFACE the device's
+// endpoints are at DATA0 and so must the host's be; the core resets the
+// open pipes of that setting and no data is lost.
+func TestSetInterfaceResetsToggles(t *testing.T) {
+	h := usbsim.NewHost(usbsim.HostConfig{})
+	defer h.Close()
+	m := &source{}
+	sim := usbsim.NewDevice(usbsim.Config{
+		Device: usbsim.DeviceDesc{MaxPacket0: 64},
+		Configs: []usbsim.ConfigDesc{{Value: 1, Interfaces: []usbsim.InterfaceDesc{
+			{Number: 0, Alternate: 0},
+			{Number: 0, Alternate: 1, Endpoints: []usbsim.EndpointDesc{{Address: 0x81, Type: usb.Bulk, MaxPacket: 64}}},
+		}}},
+		Model: m,
+	})
+	d := enumerate(t, h, sim, &usb.Addresses{})
+	defer d.Detach()
+	if err := d.SetConfiguration(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetInterface(0, 1); err != nil {
+		t.Fatal(err)
+	}
+	in, err := d.OpenPipe(d.Configs[0].Interface(0, 1).Endpoints[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := in.NewTransfer(64)
+	x.Flags = usb.ShortOK
+	m.queue([]byte("a"))
+	if err := readOnce(t, in, x); err != nil {
+		t.Fatal(err)
+	}
+	// Host at DATA1 now; re-selecting the setting puts both at DATA0.
+	if err := d.SetInterface(0, 1); err != nil {
+		t.Fatal(err)
+	}
+	m.queue([]byte("b"))
+	if err := readOnce(t, in, x); err != nil || string(x.Buf[:x.Actual]) != "b" {
+		t.Fatalf("after SET_INTERFACE: %q %v", x.Buf[:x.Actual], err)
+	}
+	if err := d.SetInterface(0, 2); !errors.Is(err, usb.ErrStall) {
+		t.Fatalf("missing alternate: %v", err)
+	}
+}
