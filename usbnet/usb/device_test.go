@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -597,8 +598,13 @@ func TestDetachOrder(t *testing.T) {
 			if err := d.Acquire(); err != nil {
 				t.Fatal(err)
 			}
+			// The reference is dropped only once the pipes are closed:
+			// teardown must still be waiting for it then.
 			go func() {
-				time.Sleep(30 * time.Millisecond)
+				for !slices.Contains(r.list(), "close 0x81") {
+					time.Sleep(time.Millisecond)
+				}
+				time.Sleep(10 * time.Millisecond)
 				r.add("release")
 				d.Release()
 			}()
