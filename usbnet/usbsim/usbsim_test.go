@@ -327,6 +327,14 @@ func TestControlKnobs(t *testing.T) {
 	if el := time.Since(start); el < 20*time.Millisecond {
 		t.Fatalf("slow request took %v", el)
 	}
+	d.SlowControl(5, 0)
+	naks := h.Stats().NAKs
+	if b, err := control(t, ctl, vread, nil); err != nil || string(b) != "hello" {
+		t.Fatalf("NAKing request: %q %v", b, err)
+	}
+	if n := h.Stats().NAKs - naks; n != 5 {
+		t.Fatalf("%d NAKs, want 5", n)
+	}
 	d.SlowControl(0, 0)
 	d.Vanish(true)
 	if _, err := control(t, ctl, vread, nil); !errors.Is(err, usb.ErrTransaction) {
