@@ -814,3 +814,46 @@ func TestSetInterfaceResetsToggles(t *testing.T) {
 		t.Fatalf("missing alternate: %v", err)
 	}
 }
+
+// echo answers vendor request 3 with wValue, twice, little-endian.
+type echo struct{ usbsim.BaseModel }
+
+func (echo) ControlIn(s usb.Setup, buf []byte) (int, usbsim.Handshake) {
+	if s.Request != 3 {
+		return 0, usbsim.STALL
+	}
+	return copy(buf, []byte{byte(s.Value), byte(s.Value >> 8), byte(s.Value), byte(s.Value >> 8)}), usbsim.ACK
+}
+
+// TestControlSerialised: control requests from many goroutines to a slow
+// device each get their own answer. Were two in flight, the second SETUP
+// would abort the first on the device (USB 2.0 §8.5.3) and the first
+// would fail or read the second's reply.
+func TestControlSerialised(t *testing.T) {
+	h := usbsim.NewHost(usbsim.HostConfig{})
+	defer h.Close()
+	sim := newSimDevice(echo{})
+	d := enumerate(t, h, sim, &usb.Addresses{})
+	defer d.Detach()
+	sim.SlowControl(3, 0)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			buf := make([]byte, 4)
+			for i := range 20 {
+				v := uint16(g<<8 | i)
+				n, err := d.Control(usb.Setup{RequestType: usb.RequestIn | usb.RequestVendor, Request: 3, Value: v, Length: 4}, buf, 0)
+				if err != nil || n != 4 || buf[0] != byte(v) || buf[1] != byte(v>>8) || buf[2] != byte(v) {
+					errs <- fmt.Errorf("request %#04x: n %d % x %v", v, n, buf, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
