@@ -610,3 +610,30 @@ func TestControlWriteTooLong(t *testing.T) {
 		t.Fatalf("wrong address: %v", hs)
 	}
 }
+
+func TestShortAndBabble(t *testing.T) {
+	h := NewHost(HostConfig{})
+	defer h.Close()
+	m := &loop{}
+	attach(t, h, testDevice(m))
+	in, _ := h.OpenPipe(usb.PipeConfig{Address: 5, Endpoint: 0x81, Type: usb.Bulk, MaxPacket: 64, Speed: usb.SpeedFull})
+	x, _ := in.NewTransfer(100)
+	// A short packet ends the transfer; without ShortOK that is an error
+	// (the bytes that came are still counted).
+	m.queue(make([]byte, 10))
+	if err := run(t, in, x); !errors.Is(err, usb.ErrShort) || x.Actual != 10 {
+		t.Fatalf("short: %d %v", x.Actual, err)
+	}
+	// 64 + 64 bytes for a 100-byte transfer: the second packet babbles.
+	m.queue(make([]byte, 128))
+	x.Flags = usb.ShortOK
+	if err := run(t, in, x); !errors.Is(err, usb.ErrBabble) || x.Actual != 64 {
+		t.Fatalf("babble: %d %v", x.Actual, err)
+	}
+	// An exact fit ends without a short packet.
+	x.Len = 64
+	m.queue(make([]byte, 64))
+	if err := run(t, in, x); err != nil || x.Actual != 64 {
+		t.Fatalf("exact: %d %v", x.Actual, err)
+	}
+}
