@@ -41,7 +41,7 @@ type testDev struct {
 	babble bool // bulk IN packets one byte longer than MaxPacket
 	nakIn  bool // hold bulk IN (NAK) even with frames queued
 
-	notes [][]byte
+	notes  [][]byte
 	resets int
 }
 
