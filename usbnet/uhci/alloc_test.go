@@ -76,7 +76,11 @@ func TestZeroAllocs(t *testing.T) {
 	frame := testFrame(1, 1000)
 	// The device's queues grow on the test side; keep them from
 	// allocating inside the measured runs.
-	dev.set(func(d *testDev) { d.sinkOut = true; d.outFrame = make([]byte, 0, 4096); d.inFrames = make([][]byte, 0, 1024) })
+	dev.set(func(d *testDev) {
+		d.sinkOut = true
+		d.outFrame = make([]byte, 0, 4096)
+		d.inFrames = make([][]byte, 0, 1024)
+	})
 	if n := testing.AllocsPerRun(50, func() { cycle(t, sys, hc, out, xo, &done) }); n != 0 {
 		t.Errorf("bulk out: %v allocations per transfer", n)
 	}
