@@ -40,8 +40,12 @@ type testDev struct {
 	silent bool // answer nothing (a device that stopped talking)
 	babble bool // bulk IN packets one byte longer than MaxPacket
 	nakIn  bool // hold bulk IN (NAK) even with frames queued
+	// sinkOut counts OUT frames in sunk instead of keeping them (no
+	// allocation: the benchmarks and allocation tests).
+	sinkOut bool
+	sunk    int
 
-	notes [][]byte
+	notes  [][]byte
 	resets int
 }
 
@@ -188,7 +192,10 @@ func (d *testDev) Out(addr, ep uint8, toggle uint8, data []byte) usbsim.Handshak
 		}
 		d.toggleOut[2] ^= 1
 		d.outFrame = append(d.outFrame, data...)
-		if len(data) < devBulkMP {
+		if len(data) < devBulkMP && d.sinkOut {
+			d.sunk++
+			d.outFrame = d.outFrame[:0]
+		} else if len(data) < devBulkMP {
 			d.outFrames = append(d.outFrames, d.outFrame)
 			d.outFrame = nil
 		}

@@ -111,7 +111,6 @@ func (r *rig) noMisuse(t testing.TB) {
 	}
 }
 
-
 func newTransfer(t testing.TB, p usb.Pipe, size int) (*usb.Transfer, chan *usb.Transfer) {
 	t.Helper()
 	x, err := p.NewTransfer(size)
