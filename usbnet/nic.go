@@ -367,9 +367,15 @@ func (n *NIC) submitIn(ep *endpoint, t *usb.Transfer) {
 	ep.inflight.Add(1)
 	if err := ep.pipe.Submit(t); err != nil {
 		ep.inflight.Add(-1)
-		n.Stats.SubmitErrors.Add(1)
-		if errors.Is(err, usb.ErrGone) || errors.Is(err, usb.ErrClosed) {
+		switch {
+		case errors.Is(err, usb.ErrCancelled):
+			// The pipe is being aborted (Stop, recovery, the core's
+			// teardown); whoever aborts it resubmits, or nobody.
+		case errors.Is(err, usb.ErrGone) || errors.Is(err, usb.ErrClosed):
+			n.Stats.SubmitErrors.Add(1)
 			n.gone.Store(true)
+		default:
+			n.Stats.SubmitErrors.Add(1)
 		}
 	}
 }
