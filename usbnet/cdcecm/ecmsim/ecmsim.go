@@ -281,7 +281,7 @@ func (m *Model) statusLocked(buf []byte) (int, usbsim.Handshake) {
 	var n []byte
 	if len(m.pending) > 0 {
 		n = m.pending[0]
-		if len(n) > len(buf) {
+		if len(n) > len(buf) || len(n) > statusMaxPacket {
 			return 0, usbsim.STALL
 		}
 		m.pending = m.pending[1:]
@@ -293,6 +293,9 @@ func (m *Model) statusLocked(buf []byte) (int, usbsim.Handshake) {
 		n = []byte{classIfaceIn, notifyConn, v, 0, 1, 0, 0, 0}
 	}
 	m.stats.StatusPolls++
+	if len(buf) > statusMaxPacket {
+		buf = buf[:statusMaxPacket]
+	}
 	return copy(buf, n), usbsim.ACK
 }
 
@@ -305,10 +308,16 @@ func (m *Model) bulkInLocked(buf []byte) (int, usbsim.Handshake) {
 		m.popLocked()
 		return 0, usbsim.ACK
 	}
+	// A packet is at most the endpoint's wMaxPacketSize, whatever room
+	// the host offers (a host model may offer more and call the rest
+	// babble).
+	if len(buf) > bulkMaxPacket {
+		buf = buf[:bulkMaxPacket]
+	}
 	n := copy(buf, f[m.rxOff:])
 	m.rxOff += n
 	if m.rxOff == len(f) {
-		if n == len(buf) {
+		if n == bulkMaxPacket {
 			m.rxZLP = true // ended on a full packet: a ZLP ends the frame
 		} else {
 			m.popLocked()
