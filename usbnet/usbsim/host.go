@@ -48,6 +48,7 @@ type Host struct {
 	lastReset  int
 	pipes      []*hostPipe
 	completing []*hostXfer
+	inDone     *hostXfer // whose Done is running
 	portChange func(int)
 	closed     bool
 	wake       chan struct{}
@@ -94,8 +95,9 @@ type hostPipe struct {
 type hostXfer struct {
 	t    *usb.Transfer
 	p    *hostPipe
-	gen  uint64 // submissions so far
-	done uint64 // submissions whose Done returned
+	gen     uint64 // submissions so far
+	retired uint64 // submissions handed to Done (the transfer is idle again)
+	done    uint64 // submissions whose Done returned
 	// state
 	queued  bool
 	started bool
@@ -347,7 +349,7 @@ func (p *hostPipe) Submit(t *usb.Transfer) error {
 	case p.gone():
 		h.mu.Unlock()
 		return usb.ErrGone
-	case x.queued || x.gen != x.done:
+	case x.queued || x.gen != x.retired:
 		h.mu.Unlock()
 		return usb.ErrBusy
 	case p.abort > 0:
@@ -395,7 +397,7 @@ func (p *hostPipe) Abort() {
 // waitPipeLocked waits until every Done of p's transfers has returned.
 func (h *Host) waitPipeLocked(p *hostPipe) {
 	for {
-		busy := len(p.queue) > 0
+		busy := len(p.queue) > 0 || (h.inDone != nil && h.inDone.p == p)
 		for _, x := range h.completing {
 			if x.p == p {
 				busy = true
@@ -510,14 +512,17 @@ func (h *Host) complete() {
 			continue
 		}
 		h.completing = h.completing[1:]
-		// Actual stays what the bus moved; Done may resubmit.
+		// The transfer is idle from here: Done may resubmit it.
 		gen := x.gen
+		x.retired = gen
+		h.inDone = x
 		done := x.t.Done
 		h.mu.Unlock()
 		if done != nil {
 			done(x.t)
 		}
 		h.mu.Lock()
+		h.inDone = nil
 		if x.done < gen {
 			x.done = gen
 		}
