@@ -1,8 +1,9 @@
 // Package axgesim is a hostile model of the ASIX AX88179 / AX88178A /
 // AX88179A USB 3.0/2.0 gigabit Ethernet chip, written from FreeBSD's
 // if_axge.c / if_axgereg.h and Linux's ax88179_178a.c, for testing the
-// axge driver without hardware. It is a usbsim.Function: host controller
-// models (and the tests' direct host) drive it a packet at a time.
+// axge driver without hardware. It is a usbsim.Model behind a
+// usbsim.Device (Function), which host controller models and usbsim.Host
+// drive a packet at a time.
 //
 // What it reproduces, each the root of one of FreeBSD axge's field bugs:
 //
@@ -35,6 +36,7 @@ import (
 	"time"
 
 	"github.com/gowrt/gowrt/usbnet/usb"
+	"github.com/gowrt/gowrt/usbnet/usbsim"
 )
 
 // USB IDs and endpoint layout of the modelled chip. The endpoint numbers
@@ -202,15 +204,7 @@ type Chip struct {
 	cfg Config
 	rng *rand.Rand
 
-	addr       uint8
-	configured uint8
-	pendAddr   int // SET_ADDRESS takes effect after the status stage; -1 none
-
-	// EP0 control transfer in progress.
-	ctl     ctlState
-	toggles [16]uint8 // IN toggles; OUT expected toggles in outToggles
-	outTogs [16]uint8
-	halted  [16]bool
+	dev *usbsim.Device
 
 	// Registers.
 	plsr     uint8
@@ -229,11 +223,10 @@ type Chip struct {
 	reprog   bool
 
 	// Fault injection.
-	failRate   float64
-	failNext   int
-	ctlDelay   time.Duration
-	ctlJitter  time.Duration
-	virtualNow time.Duration
+	failRate      float64
+	failReadsOnly bool
+	failNext      int
+	virtualNow    time.Duration
 
 	// RX aggregation.
 	load      *source
@@ -268,7 +261,7 @@ func New(cfg Config) *Chip {
 	if cfg.RxFIFO == 0 {
 		cfg.RxFIFO = 64 << 10
 	}
-	c := &Chip{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa88179)), phy: cfg.Link, pendAddr: -1}
+	c := &Chip{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa88179)), phy: cfg.Link}
 	switch cfg.Speed {
 	case usb.SpeedSuper:
 		c.plsr = 0x04
@@ -278,6 +271,7 @@ func New(cfg Config) *Chip {
 		c.plsr = 0x01
 	}
 	c.powerOn()
+	c.dev = c.newDevice()
 	return c
 }
 
@@ -354,11 +348,12 @@ func (c *Chip) Link() Media {
 	return c.phy
 }
 
-// FailControl makes each later control transfer fail with probability
-// rate (a STALL in its data or status stage).
-func (c *Chip) FailControl(rate float64) {
+// FailControl makes each later vendor request fail with probability
+// rate (a STALL in its data or status stage); with readsOnly, only
+// register and PHY reads fail.
+func (c *Chip) FailControl(rate float64, readsOnly bool) {
 	c.mu.Lock()
-	c.failRate = rate
+	c.failRate, c.failReadsOnly = rate, readsOnly
 	c.mu.Unlock()
 }
 
@@ -369,14 +364,10 @@ func (c *Chip) FailNextControl(n int) {
 	c.mu.Unlock()
 }
 
-// SlowControl makes every control transfer take at least d plus a seeded
-// random share of jitter (wall clock): the chip NAKs its data and status
-// stages until then, so the host's caller sleeps inside the transfer.
-func (c *Chip) SlowControl(d, jitter time.Duration) {
-	c.mu.Lock()
-	c.ctlDelay, c.ctlJitter = d, jitter
-	c.mu.Unlock()
-}
+// SlowControl makes every control transfer take at least d (wall clock):
+// the chip NAKs its data and status stages until then, so the host's
+// caller sleeps inside the transfer and other callers' requests queue.
+func (c *Chip) SlowControl(d time.Duration) { c.dev.SlowControl(0, d) }
 
 func (c *Chip) now() time.Duration {
 	if c.cfg.Now != nil {

@@ -2,219 +2,146 @@ package axgesim
 
 import (
 	"encoding/binary"
-	"time"
 
 	"github.com/gowrt/gowrt/usbnet/usb"
 	"github.com/gowrt/gowrt/usbnet/usbsim"
 )
 
-var _ usbsim.Function = (*Chip)(nil)
+var _ usbsim.Model = (*Chip)(nil)
 
-// Standard requests the model answers (USB 2.0 §9.4, Table 9-4).
-const (
-	reqGetStatus     = 0
-	reqClearFeature  = 1
-	reqSetAddress    = 5
-	reqGetDescriptor = 6
-	reqGetConfig     = 8
-	reqSetConfig     = 9
-	reqSetInterface  = 11
-
-	descDevice = 1
-	descConfig = 2
-	descString = 3
-
-	ep0MaxPacket = 64
-)
-
-// ctlState is the control transfer endpoint 0 is in.
-type ctlState struct {
-	active  bool
-	setup   usb.Setup
-	data    []byte // IN: the response once computed; OUT: what arrived
-	off     int
-	readyAt time.Time
-	fail    bool
-	vendor  bool
+// newDevice builds the usbsim.Device that answers chapter 9 for the chip
+// and passes its vendor requests and endpoints to it: one configuration,
+// one vendor-class interface (Linux ax88179_178a binds to class
+// 0xff/0xff), interrupt-IN status, bulk-in and bulk-out.
+func (c *Chip) newDevice() *usbsim.Device {
+	mps := uint16(c.MaxPacket())
+	bcdUSB, interval := uint16(0x0210), uint8(11) // HS: 2^(11-1) microframes
+	switch c.cfg.Speed {
+	case usb.SpeedSuper:
+		bcdUSB = 0x0300
+	case usb.SpeedFull:
+		bcdUSB, interval = 0x0200, 128
+	}
+	return usbsim.NewDevice(usbsim.Config{
+		Speed: c.cfg.Speed,
+		Device: usbsim.DeviceDesc{
+			USB: bcdUSB, Class: 0xFF, SubClass: 0xFF, MaxPacket0: 64,
+			Vendor: VendorASIX, Product: c.cfg.Product, Release: c.cfg.BCDDevice,
+			Manufacturer: 1, ProductName: 2, Serial: 3,
+		},
+		Configs: []usbsim.ConfigDesc{{
+			Value: 1, MaxPower: 250,
+			Interfaces: []usbsim.InterfaceDesc{{
+				Class: 0xFF, SubClass: 0xFF,
+				Endpoints: []usbsim.EndpointDesc{
+					{Address: usb.EndpointIn | EPInterrupt, Type: usb.Interrupt, MaxPacket: 16, Interval: interval},
+					{Address: usb.EndpointIn | EPBulkIn, Type: usb.Bulk, MaxPacket: mps},
+					{Address: EPBulkOut, Type: usb.Bulk, MaxPacket: mps},
+				},
+			}},
+		}},
+		Strings: map[uint8]string{1: "ASIX Elec. Corp.", 2: "AX88179", 3: "000000000001"},
+		Model:   c,
+	})
 }
 
-// Speed implements usbsim.Function.
-func (c *Chip) Speed() usb.Speed { return c.cfg.Speed }
+// Function is the chip as a host controller model drives it (plug it into
+// a usbsim.Host or a controller model's port).
+func (c *Chip) Function() *usbsim.Device { return c.dev }
 
-// Reset implements usbsim.Function: a bus reset returns the device to
-// address 0, unconfigured, every toggle DATA0, and un-wedges bulk-out.
-// The chip's registers keep their values (the driver re-inits them).
-func (c *Chip) Reset() {
+// ControlIn implements usbsim.Model: vendor register and PHY reads. The
+// value is sampled now, at the first IN token of the data stage (after
+// any SlowControl delay), as the chip does.
+func (c *Chip) ControlIn(s usb.Setup, buf []byte) (int, usbsim.Handshake) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.addr, c.configured, c.pendAddr = 0, 0, -1
-	c.ctl = ctlState{}
-	c.toggles, c.outTogs, c.halted = [16]uint8{}, [16]uint8{}, [16]bool{}
-	c.txBuf, c.txWedged, c.txPend = c.txBuf[:0], false, false
-	c.sendOff, c.sendZLP = 0, false
+	if c.failLocked(s) {
+		return 0, usbsim.STALL
+	}
+	resp, ok := c.read(s)
+	if !ok {
+		return 0, usbsim.STALL
+	}
+	return copy(buf, resp), usbsim.ACK
 }
 
-// Setup implements usbsim.Function.
-func (c *Chip) Setup(addr uint8, pkt [8]byte) usbsim.Handshake {
+// ControlOut implements usbsim.Model: vendor register, PHY and firmware
+// mode writes, carried out at the status stage.
+func (c *Chip) ControlOut(s usb.Setup, data []byte) usbsim.Handshake {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if addr != c.addr {
-		return usbsim.NoResponse
+	if c.failLocked(s) {
+		return usbsim.STALL
 	}
-	s := usb.ParseSetup(pkt)
-	vendor := s.RequestType&usb.RequestTypeMask == usb.RequestVendor
-	c.ctl = ctlState{active: true, setup: s, vendor: vendor}
-	if vendor {
-		fail := c.failNext > 0 || (c.failRate > 0 && c.rng.Float64() < c.failRate)
-		if c.failNext > 0 {
-			c.failNext--
-		}
-		c.ctl.fail = fail
-		d := c.ctlDelay
-		if c.ctlJitter > 0 {
-			d += time.Duration(c.rng.Int64N(int64(c.ctlJitter)))
-		}
-		if d > 0 {
-			c.ctl.readyAt = time.Now().Add(d)
-		}
+	if !c.applyWrite(s, data) {
+		return usbsim.STALL
 	}
-	// The data stage (and a status stage without one) starts with DATA1.
-	c.toggles[0], c.outTogs[0] = 1, 1
 	return usbsim.ACK
 }
 
-// In implements usbsim.Function.
-func (c *Chip) In(addr, ep uint8, buf []byte) (int, uint8, usbsim.Handshake) {
+// failLocked decides whether this vendor request fails on demand.
+func (c *Chip) failLocked(s usb.Setup) bool {
+	if s.RequestType&usb.RequestTypeMask != usb.RequestVendor {
+		return false
+	}
+	fail := c.failNext > 0 || (c.failRate > 0 && (s.In() || !c.failReadsOnly) && c.rng.Float64() < c.failRate)
+	if c.failNext > 0 {
+		c.failNext--
+	}
+	if fail {
+		c.stats.ControlFails++
+	}
+	return fail
+}
+
+// EndpointIn implements usbsim.Model.
+func (c *Chip) EndpointIn(ep uint8, buf []byte) (int, usbsim.Handshake) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if addr != c.addr {
-		return 0, 0, usbsim.NoResponse
-	}
-	switch {
-	case ep == 0:
-		return c.ep0In(buf)
-	case c.configured == 0 || c.halted[ep]:
-		return 0, 0, usbsim.STALL
-	case ep == EPBulkIn:
+	switch ep {
+	case usb.EndpointIn | EPBulkIn:
 		return c.bulkIn(buf)
-	case ep == EPInterrupt:
+	case usb.EndpointIn | EPInterrupt:
 		if !c.intrPending || len(buf) < 8 {
-			return 0, 0, usbsim.NAK
+			return 0, usbsim.NAK
 		}
 		c.intrPending = false
 		var w uint32
 		if c.phy.Up {
-			w = 1 << 16 // AX_INT_PPLS_LINK
+			w = 1 << 16 // AX_INT_PPLS_LINK (Linux ax88179_status)
 		}
 		binary.LittleEndian.PutUint32(buf, w)
 		binary.LittleEndian.PutUint32(buf[4:], 0)
-		return 8, c.nextIn(ep), usbsim.ACK
+		return 8, usbsim.ACK
 	}
-	return 0, 0, usbsim.STALL
+	return 0, usbsim.STALL
 }
 
-func (c *Chip) nextIn(ep uint8) uint8 {
-	t := c.toggles[ep]
-	c.toggles[ep] ^= 1
-	return t
-}
-
-// Out implements usbsim.Function.
-func (c *Chip) Out(addr, ep uint8, toggle uint8, data []byte) usbsim.Handshake {
+// EndpointOut implements usbsim.Model.
+func (c *Chip) EndpointOut(ep uint8, data []byte) usbsim.Handshake {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if addr != c.addr {
-		return usbsim.NoResponse
-	}
-	switch {
-	case ep == 0:
-		return c.ep0Out(toggle, data)
-	case c.configured == 0 || c.halted[ep]:
+	if ep != EPBulkOut {
 		return usbsim.STALL
-	case ep == EPBulkOut:
-		return c.bulkOut(toggle, data)
 	}
-	return usbsim.STALL
+	return c.bulkOut(data)
 }
 
-func (c *Chip) ep0In(buf []byte) (int, uint8, usbsim.Handshake) {
-	x := &c.ctl
-	if !x.active {
-		return 0, 0, usbsim.STALL
-	}
-	if !x.readyAt.IsZero() && time.Now().Before(x.readyAt) {
-		return 0, 0, usbsim.NAK
-	}
-	if x.fail {
-		c.stats.ControlFails++
-		x.active = false
-		return 0, 0, usbsim.STALL
-	}
-	if !x.setup.In() {
-		// Status stage of an OUT (or no-data) request: apply it now.
-		ok := c.applyWrite(x.setup, x.data)
-		x.active = false
-		if !ok {
-			return 0, 0, usbsim.STALL
-		}
-		if c.pendAddr >= 0 {
-			c.addr, c.pendAddr = uint8(c.pendAddr), -1
-		}
-		return 0, c.nextIn(0), usbsim.ACK
-	}
-	if x.data == nil {
-		resp, ok := c.read(x.setup)
-		if !ok {
-			x.active = false
-			return 0, 0, usbsim.STALL
-		}
-		if len(resp) > int(x.setup.Length) {
-			resp = resp[:x.setup.Length]
-		}
-		x.data = append(make([]byte, 0, len(resp)), resp...)
-	}
-	n := copy(buf[:min(len(buf), ep0MaxPacket)], x.data[x.off:])
-	x.off += n
-	return n, c.nextIn(0), usbsim.ACK
+// SetConfiguration implements usbsim.Model: selecting a configuration
+// (and the bus reset that sets 0) restarts the bulk-out parser, which
+// un-wedges it.
+func (c *Chip) SetConfiguration(uint8) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.txBuf, c.txWedged, c.txPend = c.txBuf[:0], false, false
+	c.sendOff, c.sendZLP = 0, false
 }
 
-func (c *Chip) ep0Out(toggle uint8, data []byte) usbsim.Handshake {
-	x := &c.ctl
-	if !x.active {
-		return usbsim.STALL
-	}
-	if toggle != c.outTogs[0] {
-		return usbsim.ACK // retransmission
-	}
-	if x.setup.In() {
-		// Status stage of a read.
-		if len(data) != 0 {
-			x.active = false
-			return usbsim.STALL
-		}
-		x.active = false
-		c.outTogs[0] ^= 1
-		return usbsim.ACK
-	}
-	if x.fail {
-		c.stats.ControlFails++
-		x.active = false
-		return usbsim.STALL
-	}
-	if len(x.data)+len(data) > int(x.setup.Length) {
-		x.active = false
-		return usbsim.STALL
-	}
-	x.data = append(x.data, data...)
-	c.outTogs[0] ^= 1
-	return usbsim.ACK
-}
+// SetInterface implements usbsim.Model.
+func (c *Chip) SetInterface(uint8, uint8) {}
 
-// read answers an IN control request.
+// read answers a vendor IN request.
 func (c *Chip) read(s usb.Setup) ([]byte, bool) {
-	if s.RequestType&usb.RequestTypeMask == usb.RequestStandard {
-		return c.standardRead(s)
-	}
 	if s.RequestType&usb.RequestTypeMask != usb.RequestVendor {
 		return nil, false
 	}
@@ -278,15 +205,9 @@ func (c *Chip) regByte(reg int) byte {
 	return 0
 }
 
-// applyWrite carries out an OUT control request at its status stage.
+// applyWrite carries out a vendor OUT request.
 func (c *Chip) applyWrite(s usb.Setup, data []byte) bool {
-	if len(data) != int(s.Length) {
-		return false
-	}
-	if s.RequestType&usb.RequestTypeMask == usb.RequestStandard {
-		return c.standardWrite(s)
-	}
-	if s.RequestType&usb.RequestTypeMask != usb.RequestVendor {
+	if s.RequestType&usb.RequestTypeMask != usb.RequestVendor || len(data) != int(s.Length) {
 		return false
 	}
 	switch s.Request {
@@ -329,6 +250,9 @@ func (c *Chip) writeMAC(reg int, d []byte) {
 		if v&eppIPRL == 0 {
 			// PHY reset: what the host read before means nothing now.
 			c.lastRead, c.lastQ, c.reprog = nil, nil, false
+			if c.cfg.BCDDevice >= BCD179A {
+				c.fwMode = 1 // a soft reset may boot the native firmware (FreeBSD PR 854)
+			}
 		}
 		c.epprcr = v
 	case reg == rQCTRL && len(d) == 5:
@@ -364,6 +288,10 @@ func (c *Chip) tableFor(msr uint16) [5]byte {
 	return qSlow
 }
 
+// msrWrite checks a medium word against what the host last read from the
+// PHY and the QCTRL entry it wrote just before: a pass that programs both
+// from one PHYSR read matches both; interleaved passes leave one word
+// built from a stale read.
 func (c *Chip) msrWrite(v uint16) {
 	c.msr = v
 	c.stats.MSRWrites++
@@ -371,14 +299,11 @@ func (c *Chip) msrWrite(v uint16) {
 		return // receiver off (stop): not a media programming
 	}
 	torn := false
-	if c.lastRead != nil && c.lastRead.Up && v != msrFor(*c.lastRead) {
-		torn = true
+	if c.lastRead != nil {
+		torn = !c.lastRead.Up || v != msrFor(*c.lastRead)
 	}
 	if c.lastQ != nil && *c.lastQ != c.tableFor(v) {
 		torn = true
-	}
-	if c.lastRead != nil && !c.lastRead.Up && c.lastQ != nil {
-		torn = true // a media programming after the PHY was read down
 	}
 	if torn {
 		c.stats.TornMedia++
@@ -386,94 +311,4 @@ func (c *Chip) msrWrite(v uint16) {
 	if c.phy.Up && v != msrFor(c.phy) {
 		c.stats.MSRMismatch++
 	}
-}
-
-func (c *Chip) standardRead(s usb.Setup) ([]byte, bool) {
-	switch s.Request {
-	case reqGetDescriptor:
-		switch s.Value >> 8 {
-		case descDevice:
-			return c.deviceDescriptor(), true
-		case descConfig:
-			return c.configDescriptor(), true
-		case descString:
-			if s.Value&0xFF == 0 {
-				return []byte{4, descString, 0x09, 0x04}, true
-			}
-			return stringDescriptor("AX88179"), true
-		}
-		return nil, false
-	case reqGetConfig:
-		return []byte{c.configured}, true
-	case reqGetStatus:
-		var st uint16
-		if s.RequestType&usb.RecipientMask == usb.RecipientEndpt && c.halted[s.Index&0xF] {
-			st = 1
-		}
-		return binary.LittleEndian.AppendUint16(nil, st), true
-	}
-	return nil, false
-}
-
-func (c *Chip) standardWrite(s usb.Setup) bool {
-	switch s.Request {
-	case reqSetAddress:
-		if s.Value > 127 {
-			return false
-		}
-		c.pendAddr = int(s.Value)
-		return true
-	case reqSetConfig:
-		if s.Value > 1 {
-			return false
-		}
-		c.configured = uint8(s.Value)
-		c.toggles, c.outTogs = [16]uint8{}, [16]uint8{}
-		return true
-	case reqSetInterface:
-		return s.Value == 0 && s.Index == 0
-	case reqClearFeature:
-		if s.RequestType&usb.RecipientMask == usb.RecipientEndpt && s.Value == 0 {
-			ep := s.Index & 0xF
-			c.halted[ep] = false
-			c.toggles[ep], c.outTogs[ep] = 0, 0
-			return true
-		}
-		return false
-	}
-	return false
-}
-
-func (c *Chip) deviceDescriptor() []byte {
-	bcdUSB := uint16(0x0210)
-	if c.cfg.Speed == usb.SpeedSuper {
-		bcdUSB = 0x0300
-	}
-	d := []byte{18, descDevice, byte(bcdUSB), byte(bcdUSB >> 8), 0xFF, 0xFF, 0, ep0MaxPacket}
-	d = binary.LittleEndian.AppendUint16(d, VendorASIX)
-	d = binary.LittleEndian.AppendUint16(d, c.cfg.Product)
-	d = binary.LittleEndian.AppendUint16(d, c.cfg.BCDDevice)
-	return append(d, 1, 2, 3, 1)
-}
-
-func (c *Chip) configDescriptor() []byte {
-	mps := uint16(c.MaxPacket())
-	interval := byte(11) // HS: 2^(11-1) microframes = 128 ms
-	if c.cfg.Speed == usb.SpeedFull {
-		interval = 128
-	}
-	d := []byte{9, descConfig, 39, 0, 1, 1, 0, 0xA0, 250}
-	d = append(d, 9, 4, 0, 0, 3, 0xFF, 0xFF, 0, 0)
-	d = append(d, 7, 5, 0x80|EPInterrupt, 3, 8, 0, interval)
-	d = append(d, 7, 5, 0x80|EPBulkIn, 2, byte(mps), byte(mps>>8), 0)
-	d = append(d, 7, 5, EPBulkOut, 2, byte(mps), byte(mps>>8), 0)
-	return d
-}
-
-func stringDescriptor(s string) []byte {
-	d := []byte{byte(2 + 2*len(s)), descString}
-	for _, r := range s {
-		d = binary.LittleEndian.AppendUint16(d, uint16(r))
-	}
-	return d
 }

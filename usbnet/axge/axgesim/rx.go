@@ -139,18 +139,18 @@ func (c *Chip) closeBuf() {
 
 // bulkIn sends the next packet of the oldest ready transfer, a
 // zero-length packet after one that ended on a packet boundary, or NAK.
-func (c *Chip) bulkIn(buf []byte) (int, uint8, usbsim.Handshake) {
+func (c *Chip) bulkIn(buf []byte) (int, usbsim.Handshake) {
 	c.catchUp()
 	if c.epprcr&eppBZ != 0 {
-		return 0, c.nextIn(EPBulkIn), usbsim.ACK // BZ: zero-length answers
+		return 0, usbsim.ACK // BZ: zero-length answers
 	}
 	if len(c.ready) == 0 {
-		return 0, 0, usbsim.NAK
+		return 0, usbsim.NAK
 	}
 	cur := c.ready[0]
 	if c.sendZLP {
 		c.finishSend(cur)
-		return 0, c.nextIn(EPBulkIn), usbsim.ACK
+		return 0, usbsim.ACK
 	}
 	mps := c.MaxPacket()
 	n := copy(buf[:min(len(buf), mps)], cur[c.sendOff:])
@@ -162,7 +162,7 @@ func (c *Chip) bulkIn(buf []byte) (int, uint8, usbsim.Handshake) {
 			c.finishSend(cur)
 		}
 	}
-	return n, c.nextIn(EPBulkIn), usbsim.ACK
+	return n, usbsim.ACK
 }
 
 func (c *Chip) finishSend(cur []byte) {
@@ -180,15 +180,11 @@ func (c *Chip) finishSend(cur []byte) {
 // packet or a zero-length packet. A full packet that ends a frame
 // exactly leaves the chip waiting for the transfer's end; if data comes
 // instead, bulk-out wedges.
-func (c *Chip) bulkOut(toggle uint8, data []byte) usbsim.Handshake {
+func (c *Chip) bulkOut(data []byte) usbsim.Handshake {
 	if c.txWedged {
 		return usbsim.NAK
 	}
-	if toggle != c.outTogs[EPBulkOut] {
-		return usbsim.ACK // retransmission
-	}
 	if len(data) == 0 {
-		c.outTogs[EPBulkOut] ^= 1
 		c.txPend = false
 		if len(c.txBuf) != 0 {
 			c.stats.TxBadHeaders++
@@ -201,7 +197,6 @@ func (c *Chip) bulkOut(toggle uint8, data []byte) usbsim.Handshake {
 		c.stats.TxWedges++
 		return usbsim.NAK
 	}
-	c.outTogs[EPBulkOut] ^= 1
 	c.txBuf = append(c.txBuf, data...)
 	for len(c.txBuf) >= 8 {
 		w0 := binary.LittleEndian.Uint32(c.txBuf)
