@@ -116,8 +116,9 @@ type ChipStats struct {
 // A pass (Tick, MediaChange, StatChange) reads the PHY, decides, and
 // writes QCTRL and MSR: several control transfers, each of which sleeps.
 // FreeBSD's axge dropped its mutex inside every transfer, so a tick and a
-// media change could interleave and the later writer programmed the
-// earlier reader's stale media (MSR 0x20 with the link up: link flaps).
+// media change could interleave: one pass saw another's media word half
+// rebuilt (0x20, IFM_ETHER with no link: a link flap) and the later
+// writer programmed the earlier reader's stale media into MSR.
 // Here each pass holds pass for its whole length — a sync.Mutex may be
 // held across a sleep — and mu only guards the shared state for the
 // instants it is read or written.
@@ -130,9 +131,10 @@ type Chip struct {
 	pass sync.Mutex // held by every MII pass and bring-up sequence, across transfers
 
 	mu          sync.Mutex // guards the fields below; never held across a transfer
-	media       Media
-	gen         uint64 // bumped whenever media changes
-	needStatchg bool   // the last statchg failed: the next tick retries it
+	active      Media      // the media word pollstat builds (FreeBSD's mii_media_active)
+	reported    Media      // the link last reported (LinkChanged)
+	gen         uint64     // bumped whenever active changes
+	needStatchg bool       // the last statchg failed: the next tick retries it
 	mac         gnet.MAC
 	rcr         uint16
 }
@@ -268,7 +270,7 @@ func (c *Chip) initLocked(promisc bool) error {
 	c.mu.Lock()
 	c.mac = gnet.MAC(id)
 	c.rcr = rcr
-	c.media = Media{}
+	c.active, c.reported = Media{}, Media{}
 	c.gen++
 	c.mu.Unlock()
 	return nil
@@ -317,11 +319,11 @@ func (c *Chip) MAC() gnet.MAC {
 	return c.mac
 }
 
-// Media is the link as the last MII pass saw it.
+// Media is the link as last reported.
 func (c *Chip) Media() Media {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.media
+	return c.reported
 }
 
 // SetPromisc rewrites the RX filter.
@@ -352,37 +354,62 @@ func (c *Chip) unlockPass() {
 	}
 }
 
-// Tick is the periodic MII pass (FreeBSD's mii_tick, once a second):
-// read PHYSR and, if the link changed, reprogram the chip for it. A
-// failed read changes nothing — the register's value is unknown, and
-// acting on it is what made FreeBSD's link flap.
-func (c *Chip) Tick() error {
-	c.lockPass()
-	defer c.unlockPass()
+// pollstat rebuilds the active media from the PHY, the way an MII PHY
+// driver's status routine does (FreeBSD mii_pollstat): the word is reset
+// to "valid, no link" and filled in as the registers are read — PHYSR for
+// link, speed and duplex, then the link partner's ability (ANLPAR) for
+// pause, which MSR's flow-control bits follow (FreeBSD axge_miibus_statchg
+// enables TFC/RFC only when pause was negotiated). Between the steps the
+// word is incomplete; the pass exclusion is what keeps every other pass
+// from seeing it so. A failed read restores the word the pass found: the
+// register's value is unknown and is never used.
+func (c *Chip) pollstat() error {
+	c.mu.Lock()
+	prev := c.active
+	c.active = Media{}
+	c.gen++
+	c.mu.Unlock()
+	restore := func(err error) error {
+		c.mu.Lock()
+		c.active = prev
+		c.gen++
+		c.mu.Unlock()
+		return err
+	}
 	sr, err := c.readPHY(PHYRegPHYSR)
 	if err != nil {
-		return err
+		return restore(err)
 	}
 	m := DecodePHYSR(sr)
 	c.mu.Lock()
-	changed := m != c.media
-	retry := c.needStatchg
-	if changed {
-		c.media = m
-		c.gen++
-	}
+	c.active.Up, c.active.SpeedMbps, c.active.FullDuplex = m.Up, m.SpeedMbps, m.FullDuplex
+	c.gen++
 	c.mu.Unlock()
-	if !changed && !retry {
+	if !m.Up || !m.FullDuplex {
 		return nil
 	}
-	err = c.statchg()
-	if changed {
-		c.Stats.LinkChanges.Add(1)
-		if c.cfg.LinkChanged != nil {
-			c.cfg.LinkChanged(gnet.LinkState{Up: m.Up, SpeedMbps: m.SpeedMbps, FullDuplex: m.FullDuplex})
-		}
+	lpa, err := c.readPHY(PHYRegANLPAR)
+	if err != nil {
+		return restore(err)
 	}
-	return err
+	c.mu.Lock()
+	c.active.Pause = lpa&ANLPARPause != 0
+	c.gen++
+	c.mu.Unlock()
+	return nil
+}
+
+// Tick is the periodic MII pass (FreeBSD's mii_tick, once a second):
+// poll the PHY and, if the link changed, reprogram the chip for it and
+// report it. A failed read changes nothing — acting on a register value
+// that was never read is what made FreeBSD's link flap 462 times in 30 s.
+func (c *Chip) Tick() error {
+	c.lockPass()
+	defer c.unlockPass()
+	if err := c.pollstat(); err != nil {
+		return err
+	}
+	return c.update(false)
 }
 
 // MediaChange restarts autonegotiation and reprograms the chip for what
@@ -394,17 +421,26 @@ func (c *Chip) MediaChange() error {
 	if err := c.writePHY(PHYRegBMCR, BMCRAutoneg|BMCRRestartAutoneg); err != nil {
 		return err
 	}
-	sr, err := c.readPHY(PHYRegPHYSR)
-	if err != nil {
+	if err := c.pollstat(); err != nil {
 		return err
 	}
-	m := DecodePHYSR(sr)
+	return c.update(true)
+}
+
+// update compares the active media with the link last reported; on a
+// change (or when forced, or to retry a failed statchg) it runs statchg,
+// then reports the change. The caller holds the pass.
+func (c *Chip) update(force bool) error {
 	c.mu.Lock()
-	changed := m != c.media
-	c.media = m
-	c.gen++
+	m := c.active
+	changed := m != c.reported
+	c.reported = m
+	run := changed || force || c.needStatchg
 	c.mu.Unlock()
-	err = c.statchg()
+	var err error
+	if run {
+		err = c.statchg()
+	}
 	if changed {
 		c.Stats.LinkChanges.Add(1)
 		if c.cfg.LinkChanged != nil {
@@ -414,8 +450,8 @@ func (c *Chip) MediaChange() error {
 	return err
 }
 
-// StatChange reprograms the chip for the media the last pass saw
-// (FreeBSD's miibus_statchg entry point).
+// StatChange reprograms the chip for the active media (FreeBSD's
+// miibus_statchg entry point).
 func (c *Chip) StatChange() error {
 	c.lockPass()
 	defer c.unlockPass()
@@ -429,7 +465,7 @@ func (c *Chip) StatChange() error {
 func (c *Chip) statchg() error {
 	c.Stats.StatChanges.Add(1)
 	c.mu.Lock()
-	m, gen := c.media, c.gen
+	m, gen := c.active, c.gen
 	c.needStatchg = false
 	c.mu.Unlock()
 	if !m.Up {

@@ -71,7 +71,7 @@ func TestPHYSRDecode(t *testing.T) {
 // TestInitAndStatchg brings the chip up through the USB core and checks
 // what the model was left with, then walks the link through speeds.
 func TestInitAndStatchg(t *testing.T) {
-	up1000 := axgesim.Media{Up: true, SpeedMbps: 1000, FullDuplex: true}
+	up1000 := axgesim.Media{Up: true, SpeedMbps: 1000, FullDuplex: true, Pause: true}
 	for _, tc := range []struct {
 		name    string
 		speed   usb.Speed
@@ -103,11 +103,11 @@ func TestInitAndStatchg(t *testing.T) {
 			} else if st.FirmwareModes != 0 {
 				t.Errorf("firmware-mode request sent to an %v", tc.variant)
 			}
-			if m := r.chip.Media(); m != (Media{Up: true, SpeedMbps: 1000, FullDuplex: true}) {
+			if m := r.chip.Media(); m != (Media{Up: true, SpeedMbps: 1000, FullDuplex: true, Pause: true}) {
 				t.Errorf("media %+v", m)
 			}
 			// 100 full duplex, then down, then 10 half duplex.
-			r.model.SetLink(axgesim.Media{Up: true, SpeedMbps: 100, FullDuplex: true})
+			r.model.SetLink(axgesim.Media{Up: true, SpeedMbps: 100, FullDuplex: true, Pause: true})
 			if err := r.chip.Tick(); err != nil {
 				t.Fatal(err)
 			}

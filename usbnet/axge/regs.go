@@ -105,8 +105,11 @@ const (
 // PHY registers and PHYSR bits (the internal PHY's vendor status
 // register, read by Linux's ax88179_link_reset).
 const (
-	PHYRegBMCR  = 0x00 // basic mode control (IEEE 802.3 clause 22)
-	PHYRegPHYSR = 0x11
+	PHYRegBMCR   = 0x00 // basic mode control (IEEE 802.3 clause 22)
+	PHYRegANLPAR = 0x05 // link partner ability (IEEE 802.3 clause 28)
+	PHYRegPHYSR  = 0x11
+
+	ANLPARPause = 0x0400 // partner can pause (IEEE 802.3 annex 28B, bit 10)
 
 	BMCRAutoneg        = 0x1000
 	BMCRRestartAutoneg = 0x0200
@@ -158,6 +161,9 @@ type Media struct {
 	Up         bool
 	SpeedMbps  int
 	FullDuplex bool
+	// Pause: the link partner can pause (full duplex only); MSR's
+	// flow-control bits follow it.
+	Pause bool
 }
 
 // DecodePHYSR reads the link out of a PHYSR value.
@@ -176,12 +182,15 @@ func DecodePHYSR(sr uint16) Media {
 }
 
 // MSRFor is the medium status word for an up link (statchg): receiver on,
-// duplex, flow control with full duplex (Linux always enables it), and
-// the speed bits.
+// duplex, flow control when pause was negotiated (FreeBSD; Linux always
+// enables it with full duplex), and the speed bits.
 func MSRFor(m Media) uint16 {
 	msr := uint16(MSRRxEnable)
 	if m.FullDuplex {
-		msr |= MSRFullDuplex | MSRTxFlowCtl | MSRRxFlowCtl
+		msr |= MSRFullDuplex
+		if m.Pause {
+			msr |= MSRTxFlowCtl | MSRRxFlowCtl
+		}
 	}
 	switch m.SpeedMbps {
 	case 1000:

@@ -80,9 +80,10 @@ const (
 	eppBZ      = 0x0010
 	eppIPRL    = 0x0020
 
-	phyAddr  = 3
-	phyBMCR  = 0x00
-	phyPHYSR = 0x11
+	phyAddr   = 3
+	phyBMCR   = 0x00
+	phyANLPAR = 0x05
+	phyPHYSR  = 0x11
 
 	physrLink = 0x0400
 	physrFull = 0x2000
@@ -109,6 +110,7 @@ type Media struct {
 	Up         bool
 	SpeedMbps  int
 	FullDuplex bool
+	Pause      bool // the link partner can pause (ANLPAR bit 10)
 }
 
 func (m Media) physr() uint16 {
@@ -142,11 +144,15 @@ func mediaOf(sr uint16) Media {
 	return m
 }
 
-// msrFor is the medium word that matches a link (Linux ax88179_link_reset).
+// msrFor is the medium word that matches a link (FreeBSD
+// axge_miibus_statchg: flow control only when pause was negotiated).
 func msrFor(m Media) uint16 {
 	msr := uint16(msrRE)
 	if m.FullDuplex {
-		msr |= msrFD | msrTFC | msrRFC
+		msr |= msrFD
+		if m.Pause {
+			msr |= msrTFC | msrRFC
+		}
 	}
 	switch m.SpeedMbps {
 	case 1000:

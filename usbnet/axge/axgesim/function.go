@@ -170,6 +170,11 @@ func (c *Chip) read(s usb.Setup) ([]byte, bool) {
 				c.stats.PHYSRReads++
 			case phyBMCR:
 				v = c.bmcr
+			case phyANLPAR:
+				v = 0x01E1 // 10/100 half and full, selector 802.3
+				if c.phy.Pause {
+					v |= 0x0400
+				}
 			default:
 				v = 0
 			}
