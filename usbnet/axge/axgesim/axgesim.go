@@ -199,7 +199,7 @@ type Stats struct {
 	Reprograms    uint64 // QCTRL writes
 	Flaps         uint64 // reprograms with no PHY change since the last one
 	TornMedia     uint64 // MSR words that match neither the last PHYSR read nor the last QCTRL
-	MSRMismatch   uint64 // MSR writes that do not match the PHY's state at that moment
+	MSRMismatch   uint64 // MSR writes (after the first PHYSR read) that do not match the PHY at that moment
 	PHYChanges    uint64 // real link transitions (SetLink)
 	FirmwareModes uint64 // firmware-mode requests seen
 }

@@ -313,7 +313,7 @@ func (c *Chip) msrWrite(v uint16) {
 	if torn {
 		c.stats.TornMedia++
 	}
-	if c.phy.Up && v != msrFor(c.phy) {
+	if c.lastRead != nil && c.phy.Up && v != msrFor(c.phy) {
 		c.stats.MSRMismatch++
 	}
 }
