@@ -230,4 +230,3 @@ func TestHazardMIITear(t *testing.T) {
 	t.Logf("1.5 s, %d/%d PHY changes: exclusive passes: 0 torn words, 0 spurious link-downs, %d link changes; interleaved: %d torn words (driver counted %d), %d spurious link-downs, %d link changes, %d MSR words wrong for the PHY",
 		good.phyChanges, bad.phyChanges, good.changes, bad.modelTorn, bad.driverTorn, bad.downs, bad.changes, bad.mismatch)
 }
-
