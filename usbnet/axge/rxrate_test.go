@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gowrt/gowrt/usbnet/axge/axgesim"
+	"github.com/gowrt/gowrt/usbnet/usb"
 	"github.com/gowrt/gowrt/usbnet/usbsim"
 )
 
@@ -146,5 +147,25 @@ func TestHazardRxInFlight(t *testing.T) {
 	}
 	if d := NewDriver(Config{}); d.cfg.RxTransfers < 4 {
 		t.Fatalf("driver default keeps %d transfers in flight", d.cfg.RxTransfers)
+	}
+}
+
+// TestRxRateFullSpeed: a 100 Mb/s link behind a full-speed port (UHCI's
+// 12 Mb/s). Bulk carries at most 19 packets of 64 bytes per 1 ms frame
+// (USB 2.0 Table 5-9), 9.7 Mb/s of payload; UHCI completes transfers at
+// frame ends (IOC), so the latency is one frame. The driver picks the
+// slow table entry and stays close to the bus bound.
+func TestRxRateFullSpeed(t *testing.T) {
+	r := newRig(t, axgesim.Config{Speed: usb.SpeedFull, Link: axgesim.Media{Up: true, SpeedMbps: 100, FullDuplex: true, Pause: true}}, AX88179, nil)
+	r.init(t)
+	if r.model.QCtrl() != BulkInSlow {
+		t.Fatalf("QCTRL %x on a full-speed port", r.model.QCtrl())
+	}
+	fs := rxBus{fullPacket: time.Millisecond / 19, latency: time.Millisecond, nakRetry: 50 * time.Microsecond}
+	res := measureRx(t, r, fs, RxTransfers, time.Second)
+	mbps := res.fps * 1514 * 8 / 1e6
+	t.Logf("100 Mb/s on USB 1.1 full speed: %.0f frames/s, %.2f Mb/s of frames (bus bound 9.73 Mb/s of payload)", res.fps, mbps)
+	if mbps > 9.73 || mbps < 8 {
+		t.Fatalf("%.2f Mb/s through a 9.73 Mb/s bus", mbps)
 	}
 }
