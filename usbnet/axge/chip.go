@@ -205,7 +205,7 @@ func (c *Chip) writeMAC16(reg uint16, v uint16) error {
 	return c.writeMAC(reg, b[:])
 }
 
-// ReadPHY reads a register of the internal PHY.
+// readPHY reads a register of the internal PHY (counted in PHYReads).
 func (c *Chip) readPHY(reg uint16) (uint16, error) {
 	c.Stats.PHYReads.Add(1)
 	var b [2]byte
