@@ -3,6 +3,7 @@ package usb
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -525,9 +526,25 @@ func (d *Device) Attach(drv Driver) error {
 	if d.gone.Load() {
 		return ErrGone
 	}
+	d.mu.Lock()
+	before := append([]*devicePipe(nil), d.pipes...)
+	d.mu.Unlock()
 	a, err := drv.Attach(d)
 	if err != nil {
-		return err
+		// Close what the failed attach left open, so the next driver
+		// (or teardown) starts clean.
+		d.mu.Lock()
+		var left []*devicePipe
+		for _, p := range d.pipes {
+			if !slices.Contains(before, p) {
+				left = append(left, p)
+			}
+		}
+		d.mu.Unlock()
+		for _, p := range left {
+			p.Close()
+		}
+		return fmt.Errorf("%s: %w", drv.Name(), err)
 	}
 	d.mu.Lock()
 	d.driver = a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -597,8 +598,13 @@ func TestDetachOrder(t *testing.T) {
 			if err := d.Acquire(); err != nil {
 				t.Fatal(err)
 			}
+			// The reference is dropped only once the pipes are closed:
+			// teardown must still be waiting for it then.
 			go func() {
-				time.Sleep(30 * time.Millisecond)
+				for !slices.Contains(r.list(), "close 0x81") {
+					time.Sleep(time.Millisecond)
+				}
+				time.Sleep(10 * time.Millisecond)
 				r.add("release")
 				d.Release()
 			}()
@@ -697,5 +703,157 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition never came true")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestDevicePipeAllocatesNothing: a transfer through a pipe the device
+// opened (the ErrGone guard around the controller's) allocates nothing.
+func TestDevicePipeAllocatesNothing(t *testing.T) {
+	h := usbsim.NewHost(usbsim.HostConfig{})
+	defer h.Close()
+	m := &source{endless: true}
+	d := enumerate(t, h, newSimDevice(m), &usb.Addresses{})
+	defer d.Detach()
+	if err := d.SetConfiguration(1); err != nil {
+		t.Fatal(err)
+	}
+	in := openBulkIn(t, d)
+	x, _ := in.NewTransfer(512)
+	x.Flags = usb.ShortOK
+	done := make(chan struct{}, 1)
+	x.Done = func(*usb.Transfer) { done <- struct{}{} }
+	step := func() {
+		if err := in.Submit(x); err != nil {
+			t.Fatal(err)
+		}
+		<-done
+		if x.Err != nil || x.Actual != 32 {
+			t.Fatal(x.Actual, x.Err)
+		}
+	}
+	step()
+	if n := testing.AllocsPerRun(200, step); n != 0 {
+		t.Fatalf("%v allocations per transfer", n)
+	}
+}
+
+type failingDriver struct{ opened usb.Pipe }
+
+func (*failingDriver) Name() string           { return "failing" }
+func (*failingDriver) Probe(*usb.Device) bool { return true }
+func (f *failingDriver) Attach(d *usb.Device) (usb.Attachment, error) {
+	e, _ := d.Configs[0].Interfaces[0].Endpoint(usb.Bulk, true)
+	p, err := d.OpenPipe(e)
+	if err != nil {
+		return nil, err
+	}
+	f.opened = p
+	return nil, errors.New("chip did not answer")
+}
+
+// TestAttachFailureClosesPipes: pipes a driver opened before its Attach
+// failed are closed, so a second driver or teardown starts clean.
+func TestAttachFailureClosesPipes(t *testing.T) {
+	h := usbsim.NewHost(usbsim.HostConfig{})
+	defer h.Close()
+	d := enumerate(t, h, newSimDevice(&source{}), &usb.Addresses{})
+	defer d.Detach()
+	f := &failingDriver{}
+	if err := d.Attach(f); err == nil || !strings.Contains(err.Error(), "failing: chip did not answer") {
+		t.Fatalf("attach: %v", err)
+	}
+	x, _ := f.opened.NewTransfer(64)
+	x.Done = func(*usb.Transfer) {}
+	if err := f.opened.Submit(x); !errors.Is(err, usb.ErrClosed) {
+		t.Fatalf("pipe of a failed attach: %v", err)
+	}
+}
+
+// TestSetInterfaceResetsToggles: after SET_INTERFACE the device's
+// endpoints are at DATA0 and so must the host's be; the core resets the
+// open pipes of that setting and no data is lost.
+func TestSetInterfaceResetsToggles(t *testing.T) {
+	h := usbsim.NewHost(usbsim.HostConfig{})
+	defer h.Close()
+	m := &source{}
+	sim := usbsim.NewDevice(usbsim.Config{
+		Device: usbsim.DeviceDesc{MaxPacket0: 64},
+		Configs: []usbsim.ConfigDesc{{Value: 1, Interfaces: []usbsim.InterfaceDesc{
+			{Number: 0, Alternate: 0},
+			{Number: 0, Alternate: 1, Endpoints: []usbsim.EndpointDesc{{Address: 0x81, Type: usb.Bulk, MaxPacket: 64}}},
+		}}},
+		Model: m,
+	})
+	d := enumerate(t, h, sim, &usb.Addresses{})
+	defer d.Detach()
+	if err := d.SetConfiguration(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetInterface(0, 1); err != nil {
+		t.Fatal(err)
+	}
+	in, err := d.OpenPipe(d.Configs[0].Interface(0, 1).Endpoints[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := in.NewTransfer(64)
+	x.Flags = usb.ShortOK
+	m.queue([]byte("a"))
+	if err := readOnce(t, in, x); err != nil {
+		t.Fatal(err)
+	}
+	// Host at DATA1 now; re-selecting the setting puts both at DATA0.
+	if err := d.SetInterface(0, 1); err != nil {
+		t.Fatal(err)
+	}
+	m.queue([]byte("b"))
+	if err := readOnce(t, in, x); err != nil || string(x.Buf[:x.Actual]) != "b" {
+		t.Fatalf("after SET_INTERFACE: %q %v", x.Buf[:x.Actual], err)
+	}
+	if err := d.SetInterface(0, 2); !errors.Is(err, usb.ErrStall) {
+		t.Fatalf("missing alternate: %v", err)
+	}
+}
+
+// echo answers vendor request 3 with wValue, twice, little-endian.
+type echo struct{ usbsim.BaseModel }
+
+func (echo) ControlIn(s usb.Setup, buf []byte) (int, usbsim.Handshake) {
+	if s.Request != 3 {
+		return 0, usbsim.STALL
+	}
+	return copy(buf, []byte{byte(s.Value), byte(s.Value >> 8), byte(s.Value), byte(s.Value >> 8)}), usbsim.ACK
+}
+
+// TestControlSerialised: control requests from many goroutines to a slow
+// device each get their own answer. Were two in flight, the second SETUP
+// would abort the first on the device (USB 2.0 §8.5.3) and the first
+// would fail or read the second's reply.
+func TestControlSerialised(t *testing.T) {
+	h := usbsim.NewHost(usbsim.HostConfig{})
+	defer h.Close()
+	sim := newSimDevice(echo{})
+	d := enumerate(t, h, sim, &usb.Addresses{})
+	defer d.Detach()
+	sim.SlowControl(3, 0)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			buf := make([]byte, 4)
+			for i := range 20 {
+				v := uint16(g<<8 | i)
+				n, err := d.Control(usb.Setup{RequestType: usb.RequestIn | usb.RequestVendor, Request: 3, Value: v, Length: 4}, buf, 0)
+				if err != nil || n != 4 || buf[0] != byte(v) || buf[1] != byte(v>>8) || buf[2] != byte(v) {
+					errs <- fmt.Errorf("request %#04x: n %d % x %v", v, n, buf, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

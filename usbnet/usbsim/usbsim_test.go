@@ -327,6 +327,14 @@ func TestControlKnobs(t *testing.T) {
 	if el := time.Since(start); el < 20*time.Millisecond {
 		t.Fatalf("slow request took %v", el)
 	}
+	d.SlowControl(5, 0)
+	naks := h.Stats().NAKs
+	if b, err := control(t, ctl, vread, nil); err != nil || string(b) != "hello" {
+		t.Fatalf("NAKing request: %q %v", b, err)
+	}
+	if n := h.Stats().NAKs - naks; n != 5 {
+		t.Fatalf("%d NAKs, want 5", n)
+	}
 	d.SlowControl(0, 0)
 	d.Vanish(true)
 	if _, err := control(t, ctl, vread, nil); !errors.Is(err, usb.ErrTransaction) {
@@ -431,5 +439,201 @@ func TestDescriptorBytes(t *testing.T) {
 	}
 	if s := StringDesc("Aé"); !bytes.Equal(s, []byte{6, 3, 'A', 0, 0xe9, 0}) {
 		t.Fatalf("string % x", s)
+	}
+}
+
+// endless sends a 64-byte packet on every IN token and takes every OUT.
+type endless struct {
+	BaseModel
+}
+
+func (endless) EndpointIn(ep uint8, buf []byte) (int, Handshake) { return len(buf), ACK }
+func (endless) EndpointOut(ep uint8, data []byte) Handshake      { return ACK }
+
+// bulkLoop returns a function that runs one 1536-byte bulk-in transfer
+// (24 packets) and one 1514-byte bulk-out transfer through h, waiting for
+// both.
+func bulkLoop(tb testing.TB, h *Host) func() {
+	d := testDevice(endless{})
+	h.Plug(1, d)
+	if _, err := h.ResetPort(1); err != nil {
+		tb.Fatal(err)
+	}
+	// Address 0 is enough for the data path: configure at 0.
+	p0, _ := h.OpenPipe(usb.PipeConfig{Type: usb.Control, MaxPacket: 8, Speed: usb.SpeedFull})
+	x, _ := p0.NewTransfer(0)
+	x.Setup = usb.Setup{Request: reqSetConfiguration, Value: 1}
+	if err := runTB(tb, p0, x); err != nil {
+		tb.Fatal(err)
+	}
+	in, _ := h.OpenPipe(usb.PipeConfig{Endpoint: 0x81, Type: usb.Bulk, MaxPacket: 64, Speed: usb.SpeedFull})
+	out, _ := h.OpenPipe(usb.PipeConfig{Endpoint: 0x02, Type: usb.Bulk, MaxPacket: 64, Speed: usb.SpeedFull})
+	rx, _ := in.NewTransfer(1536)
+	tx, _ := out.NewTransfer(1514)
+	done := make(chan struct{}, 2)
+	rx.Done = func(*usb.Transfer) { done <- struct{}{} }
+	tx.Done = rx.Done
+	return func() {
+		if err := in.Submit(rx); err != nil {
+			tb.Fatal(err)
+		}
+		if err := out.Submit(tx); err != nil {
+			tb.Fatal(err)
+		}
+		<-done
+		<-done
+		if rx.Err != nil || tx.Err != nil || rx.Actual != 1536 || tx.Actual != 1514 {
+			tb.Fatalf("rx %d %v tx %d %v", rx.Actual, rx.Err, tx.Actual, tx.Err)
+		}
+	}
+}
+
+func runTB(tb testing.TB, p usb.Pipe, t *usb.Transfer) error {
+	done := make(chan struct{})
+	t.Done = func(*usb.Transfer) { close(done) }
+	if err := p.Submit(t); err != nil {
+		return err
+	}
+	<-done
+	return t.Err
+}
+
+// TestHostAllocatesNothing: the model's data path allocates nothing per
+// transfer, so drivers measured through it see only their own allocations.
+func TestHostAllocatesNothing(t *testing.T) {
+	h := NewHost(HostConfig{})
+	defer h.Close()
+	step := bulkLoop(t, h)
+	step()
+	if n := testing.AllocsPerRun(200, step); n != 0 {
+		t.Fatalf("%v allocations per transfer pair", n)
+	}
+}
+
+func BenchmarkHostBulk(b *testing.B) {
+	h := NewHost(HostConfig{})
+	defer h.Close()
+	step := bulkLoop(b, h)
+	b.ReportAllocs()
+	b.SetBytes(1536 + 1514)
+	for b.Loop() {
+		step()
+	}
+}
+
+func TestStatusAndInterfaces(t *testing.T) {
+	h := NewHost(HostConfig{})
+	defer h.Close()
+	m := &loop{}
+	// A CDC-style data interface: alternate 0 without endpoints, 1 with
+	// a bulk pair (USB CDC 1.2 §3.8.2).
+	d := NewDevice(Config{
+		Device: DeviceDesc{MaxPacket0: 8},
+		Configs: []ConfigDesc{{Value: 1, SelfPowered: true, Interfaces: []InterfaceDesc{
+			{Number: 0, Class: 2, SubClass: 6, Endpoints: []EndpointDesc{{Address: 0x83, Type: usb.Interrupt, MaxPacket: 16, Interval: 8}}},
+			{Number: 1, Alternate: 0, Class: 10},
+			{Number: 1, Alternate: 1, Class: 10, Endpoints: []EndpointDesc{
+				{Address: 0x81, Type: usb.Bulk, MaxPacket: 64}, {Address: 0x02, Type: usb.Bulk, MaxPacket: 64}}},
+		}}},
+		Model: m,
+	})
+	ctl := attach(t, h, d)
+	getStatus := func(recip uint8, index uint16) ([]byte, error) {
+		return control(t, ctl, usb.Setup{RequestType: usb.RequestIn | recip, Request: reqGetStatus, Index: index, Length: 2}, nil)
+	}
+	if b, err := getStatus(usb.RecipientDevice, 0); err != nil || !bytes.Equal(b, []byte{1, 0}) {
+		t.Fatalf("device status % x %v (self-powered)", b, err)
+	}
+	// Alternate 0 has no bulk endpoints: they stall.
+	if _, err := getStatus(usb.RecipientEndpt, 0x81); !errors.Is(err, usb.ErrStall) {
+		t.Fatalf("endpoint of an unselected setting: %v", err)
+	}
+	if _, err := control(t, ctl, usb.Setup{RequestType: usb.RecipientIface, Request: reqSetInterface, Value: 1, Index: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := control(t, ctl, usb.Setup{RequestType: usb.RequestIn | usb.RecipientIface, Request: reqGetInterface, Index: 1, Length: 1}, nil)
+	if err != nil || !bytes.Equal(b, []byte{1}) {
+		t.Fatalf("GET_INTERFACE % x %v", b, err)
+	}
+	if b, err := getStatus(usb.RecipientEndpt, 0x81); err != nil || !bytes.Equal(b, []byte{0, 0}) {
+		t.Fatalf("endpoint status % x %v", b, err)
+	}
+	if _, err := control(t, ctl, usb.Setup{RequestType: usb.RecipientEndpt, Request: reqSetFeature, Value: featureEndpointHalt, Index: 0x81}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := getStatus(usb.RecipientEndpt, 0x81); err != nil || !bytes.Equal(b, []byte{1, 0}) || !d.Halted(0x81) {
+		t.Fatalf("halted endpoint status % x %v", b, err)
+	}
+	if _, err := control(t, ctl, usb.Setup{RequestType: usb.RecipientIface, Request: reqSetInterface, Value: 2, Index: 1}, nil); !errors.Is(err, usb.ErrStall) {
+		t.Fatalf("missing alternate: %v", err)
+	}
+	// Back to alternate 0 and to 1 again: the endpoint is fresh (not
+	// halted, DATA0).
+	for _, alt := range []uint16{0, 1} {
+		if _, err := control(t, ctl, usb.Setup{RequestType: usb.RecipientIface, Request: reqSetInterface, Value: alt, Index: 1}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d.Halted(0x81) {
+		t.Fatal("SET_INTERFACE left the endpoint halted")
+	}
+	// SET_CONFIGURATION to a value that does not exist stalls; 0
+	// unconfigures.
+	if _, err := control(t, ctl, usb.Setup{Request: reqSetConfiguration, Value: 7}, nil); !errors.Is(err, usb.ErrStall) {
+		t.Fatalf("bad configuration: %v", err)
+	}
+	if _, err := control(t, ctl, usb.Setup{Request: reqSetConfiguration, Value: 0}, nil); err != nil || d.Configuration() != 0 || m.config != 0 {
+		t.Fatalf("unconfigure: %v", err)
+	}
+	if _, err := getStatus(usb.RecipientEndpt, 0x83); !errors.Is(err, usb.ErrStall) {
+		t.Fatalf("endpoint of an unconfigured device: %v", err)
+	}
+}
+
+// TestControlWriteTooLong: a data stage longer than wLength is a
+// protocol error the device stalls.
+func TestControlWriteTooLong(t *testing.T) {
+	h := NewHost(HostConfig{})
+	defer h.Close()
+	m := &loop{}
+	d := testDevice(m)
+	h.Plug(1, d)
+	h.ResetPort(1)
+	if hs := d.Setup(0, usb.Setup{RequestType: usb.RequestVendor, Request: 2, Length: 4}.Bytes()); hs != ACK {
+		t.Fatal(hs)
+	}
+	if hs := d.Out(0, 0, 1, []byte{1, 2, 3, 4, 5}); hs != STALL {
+		t.Fatalf("5 bytes for wLength 4: %v", hs)
+	}
+	// Tokens for another address go unanswered.
+	if _, _, hs := d.In(9, 0, make([]byte, 8)); hs != NoResponse {
+		t.Fatalf("wrong address: %v", hs)
+	}
+}
+
+func TestShortAndBabble(t *testing.T) {
+	h := NewHost(HostConfig{})
+	defer h.Close()
+	m := &loop{}
+	attach(t, h, testDevice(m))
+	in, _ := h.OpenPipe(usb.PipeConfig{Address: 5, Endpoint: 0x81, Type: usb.Bulk, MaxPacket: 64, Speed: usb.SpeedFull})
+	x, _ := in.NewTransfer(100)
+	// A short packet ends the transfer; without ShortOK that is an error
+	// (the bytes that came are still counted).
+	m.queue(make([]byte, 10))
+	if err := run(t, in, x); !errors.Is(err, usb.ErrShort) || x.Actual != 10 {
+		t.Fatalf("short: %d %v", x.Actual, err)
+	}
+	// 64 + 64 bytes for a 100-byte transfer: the second packet babbles.
+	m.queue(make([]byte, 128))
+	x.Flags = usb.ShortOK
+	if err := run(t, in, x); !errors.Is(err, usb.ErrBabble) || x.Actual != 64 {
+		t.Fatalf("babble: %d %v", x.Actual, err)
+	}
+	// An exact fit ends without a short packet.
+	x.Len = 64
+	m.queue(make([]byte, 64))
+	if err := run(t, in, x); err != nil || x.Actual != 64 {
+		t.Fatalf("exact: %d %v", x.Actual, err)
 	}
 }
