@@ -378,9 +378,12 @@ func (n *NIC) SetLink(l gnet.LinkState) {
 }
 
 func (n *NIC) setLinkLocked(l gnet.LinkState) {
+	if n.stopped.Load() {
+		return // Stop reports the final carrier loss itself
+	}
 	old := n.link.Load()
 	n.storeLink(l)
-	if n.link.Load() == old || n.h == nil || n.stopped.Load() {
+	if n.link.Load() == old || n.h == nil {
 		return
 	}
 	n.Stats.LinkChanges.Add(1)
@@ -753,7 +756,16 @@ func (n *NIC) stop() {
 			}
 		}
 	}
-	n.rxMu.Lock() // a handler call in progress has returned
+	// A handler call in progress has returned once rxMu is ours. The
+	// handler hears the carrier go (a port that stopped, or was
+	// unplugged, has none), then nothing more.
+	n.rxMu.Lock()
+	if n.Link().Up && n.h != nil {
+		n.storeLink(gnet.LinkState{})
+		n.Stats.LinkChanges.Add(1)
+		n.h.LinkChanged(gnet.LinkState{})
+	}
+	n.storeLink(gnet.LinkState{})
 	n.h = nil
 	n.rxMu.Unlock()
 	for _, ep := range []*endpoint{&n.in, &n.out, &n.st} {

@@ -226,3 +226,23 @@ func FuzzDecodeRx(f *testing.F) {
 		}
 	})
 }
+
+// TestFramingZeroAllocs: the per-frame methods allocate nothing (the
+// framework's own path is measured in package usbnet).
+func TestFramingZeroAllocs(t *testing.T) {
+	f := NewFraming(1514)
+	dst := make([]byte, 1518)
+	frame := make([]byte, 1514)
+	segs := [][]byte{frame[:14], frame[14:]}
+	n := 0
+	deliver := func(b []byte) { n += len(b) }
+	up := []byte{0xa1, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00}
+	a := testing.AllocsPerRun(1000, func() {
+		_, _, _ = f.EncodeTx(dst, segs, len(frame), 64)
+		f.DecodeRx(frame, deliver)
+		f.ParseStatus(up)
+	})
+	if a != 0 {
+		t.Fatalf("%v allocations per frame", a)
+	}
+}
