@@ -27,13 +27,13 @@ const (
 
 // Config configures the driver the board registers with the USB bus.
 type Config struct {
-	// Attached receives each port once its chip is initialised; the
-	// board starts the NIC (Start) and adds it to a bridge. Called from
-	// the bus's goroutine.
-	Attached func(p *Port)
-	// Detached is called when a port's device went away, after its NIC
-	// was stopped.
-	Detached func(p *Port)
+	// OnAttach is called with each port once its chip is initialised
+	// and its NIC ready to Start; a board adds the NIC to the router
+	// there. It runs on the Bus's goroutine (as cdcecm.Driver's).
+	OnAttach func(p *Port)
+	// OnDetach is called when a port's device went away or the driver
+	// was unbound, after its NIC stopped.
+	OnDetach func(p *Port)
 	// Tick is the MII polling period (default DefaultTick).
 	Tick time.Duration
 	// RxTransfers in flight (default RxTransfers); TxQueue depth
@@ -77,10 +77,11 @@ func (*Driver) Probe(d *usb.Device) bool {
 
 // Port is one attached chip: its register layer and its NIC.
 type Port struct {
-	Name string
-	NIC  *usbnet.NIC
-	Chip *Chip
-	Dev  *usb.Device
+	*usbnet.NIC
+	Name    string
+	Device  *usb.Device
+	Chip    *Chip
+	Framing *Framing
 
 	drv  *Driver
 	quit chan struct{}
@@ -112,7 +113,7 @@ func (drv *Driver) Attach(d *usb.Device) (usb.Attachment, error) {
 	name := fmt.Sprintf("axge%d", drv.n)
 	drv.n++
 	drv.mu.Unlock()
-	p := &Port{Name: name, Dev: d, drv: drv, quit: make(chan struct{}), done: make(chan struct{})}
+	p := &Port{Name: name, Device: d, Framing: &Framing{}, drv: drv, quit: make(chan struct{}), done: make(chan struct{})}
 	chip, err := NewChip(ChipConfig{Dev: d, Variant: variant, LinkChanged: func(l gnet.LinkState) {
 		if p.NIC != nil {
 			p.NIC.SetLink(l)
@@ -139,7 +140,7 @@ func (drv *Driver) Attach(d *usb.Device) (usb.Attachment, error) {
 	m := chip.Media()
 	nic, err := usbnet.New(usbnet.Config{
 		Name: name, In: inPipe, Out: outPipe,
-		Framing: &Framing{},
+		Framing: p.Framing,
 		Hooks: usbnet.Hooks{
 			StopMAC:   func() { _ = chip.Stop() },
 			ClearHalt: d.ClearHalt,
@@ -156,8 +157,8 @@ func (drv *Driver) Attach(d *usb.Device) (usb.Attachment, error) {
 	}
 	p.NIC = nic
 	go p.tick(drv.cfg.Tick)
-	if drv.cfg.Attached != nil {
-		drv.cfg.Attached(p)
+	if drv.cfg.OnAttach != nil {
+		drv.cfg.OnAttach(p)
 	}
 	return p, nil
 }
@@ -173,7 +174,7 @@ func (p *Port) tick(every time.Duration) {
 		case <-p.quit:
 			return
 		case <-t.C:
-			if p.Dev.Gone() {
+			if p.Device.Gone() {
 				return
 			}
 			_ = p.Chip.Tick()
@@ -189,8 +190,8 @@ func (p *Port) Detach() {
 		close(p.quit)
 		<-p.done
 		p.NIC.Stop()
-		if p.drv.cfg.Detached != nil {
-			p.drv.cfg.Detached(p)
+		if p.drv.cfg.OnDetach != nil {
+			p.drv.cfg.OnDetach(p)
 		}
 	})
 }

@@ -92,8 +92,8 @@ func newBusRig(t *testing.T, mc axgesim.Config, dc Config) *busRig {
 	r.model = axgesim.New(mc)
 	r.host = usbsim.NewHost(usbsim.HostConfig{Poll: 100 * time.Microsecond})
 	attached := make(chan *Port, 1)
-	dc.Attached = func(p *Port) { attached <- p }
-	dc.Detached = func(p *Port) { r.detached <- p }
+	dc.OnAttach = func(p *Port) { attached <- p }
+	dc.OnDetach = func(p *Port) { r.detached <- p }
 	if dc.Tick == 0 {
 		dc.Tick = 10 * time.Millisecond
 	}
