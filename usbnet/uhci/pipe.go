@@ -364,6 +364,7 @@ func (p *pipe) scan(x *xfer) (fin, stopped bool, toggle uint32, err error) {
 				if info.ctrl&ctrlSPD != 0 {
 					// Short data stage: the queue stopped here; go on
 					// with the status stage.
+					p.hc.Stats.Short.Add(1)
 					x.skipFrom, x.skipTo = i+1, x.n-1
 					x.pos = x.n - 1
 					p.hc.qhMem.Write32(p.hc.qhOff(p.qh)+qhElem, p.hc.tdPhys(x.tds[x.n-1]))

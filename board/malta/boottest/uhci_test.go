@@ -41,6 +41,7 @@ func TestUHCIQEMU(t *testing.T) {
 				"uhci: connect change on port 1", "uhci: port 1 full speed, enabled",
 				"usb: device 0525:a4a2", "usb: addressed as 1",
 				"ep 0x82 bulk 64", "ep 0x02 bulk 64",
+				"usb: configuration 0 read with wLength 255: 67 bytes",
 				"uhcitest: ok", "gowrt: exit 0")
 			for _, l := range strings.Split(s, "\n") {
 				if strings.HasPrefix(l, "usb:") || strings.HasPrefix(l, "uhci:") {

@@ -156,6 +156,14 @@ func main() {
 		}
 		fmt.Printf("usb: configuration %d: value %d, %d bytes, %d interfaces:%s\n", i, c[5], len(c), c[4], endpoints(c))
 	}
+	// A request longer than the descriptor: the data stage ends with a
+	// short packet, which stops the queue (SPD); the driver restarts it
+	// at the status stage.
+	if c, err := p1.do(getDescriptor(2, 255)); err != nil {
+		fail("short configuration read", err)
+	} else {
+		fmt.Printf("usb: configuration 0 read with wLength 255: %d bytes\n", len(c))
+	}
 	// A configuration index past the last stalls.
 	s := getDescriptor(2, 9)
 	s.Value |= uint16(dd[17])
