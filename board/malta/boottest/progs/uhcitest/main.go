@@ -179,6 +179,9 @@ func main() {
 	}
 	el := time.Since(t0)
 	fmt.Printf("usb: %d GET_DESCRIPTOR(device) in %d ms: %.2f ms each\n", n, el.Milliseconds(), float64(el.Microseconds())/n/1000)
+	if err := pingGateway(hc, p1, sp); err != nil {
+		fail("ping through usb-net", err)
+	}
 	st := &hc.Stats
 	fmt.Printf("uhci: interrupts %d completed %d errors %d short %d restarts %d cancelled %d host errors %d frame waits %d (timeouts %d)\n",
 		st.Interrupts.Load(), st.Completed.Load(), st.Errors.Load(), st.Short.Load(), st.Restarts.Load(),
