@@ -209,7 +209,7 @@ func TestHazardPublishBeforeComplete(t *testing.T) {
 // barrier before the publishing store; the posted Active store overtakes
 // the token.
 func TestHazardMissingBarrier(t *testing.T) {
-	hazard(t, wrong{noBarriers: true, agentRate: 256}, 8, 100, hwsim.ModelRule, hwsim.BadDMAAddress)
+	hazard(t, wrong{noBarriers: true, agentRate: 256}, 16, 60, hwsim.ModelRule, hwsim.BadDMAAddress)
 }
 
 // TestHazardMissingSync: no PREWRITE/PREREAD/POSTREAD around transfers;
