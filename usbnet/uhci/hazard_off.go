@@ -12,3 +12,5 @@ func (hazards) publishFirst() bool { return false }
 func (hazards) lengthFirst() bool  { return false }
 func (hazards) noFrameWait() bool  { return false }
 func (hazards) globalOrder() bool  { return false }
+func (hazards) noRetoggle() bool   { return false }
+func (hazards) noErrLimit() bool   { return false }

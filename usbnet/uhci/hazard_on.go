@@ -15,12 +15,18 @@ package uhci
 //     without waiting for the frame number to advance;
 //   - globalOrder: the completion pass stops at the first pipe whose head
 //     transfer is still running, as if the controller retired transfers
-//     across QHs in submission order.
+//     across QHs in submission order;
+//   - noRetoggle: after a short packet stops a bulk queue, the queued
+//     transfers restart with the toggles predicted at submission;
+//   - noErrLimit: TDs with an error counter of 0 (retry forever), so a
+//     device that stops answering hangs its transfers.
 type hazards struct {
-	publish, length, frame, order bool
+	publish, length, frame, order, toggle, errLimit bool
 }
 
 func (h hazards) publishFirst() bool { return h.publish }
 func (h hazards) lengthFirst() bool  { return h.length }
 func (h hazards) noFrameWait() bool  { return h.frame }
 func (h hazards) globalOrder() bool  { return h.order }
+func (h hazards) noRetoggle() bool   { return h.toggle }
+func (h hazards) noErrLimit() bool   { return h.errLimit }

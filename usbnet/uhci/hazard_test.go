@@ -144,7 +144,7 @@ func workload(r *rig, frames int) error {
 // or by the workload failing.
 func hazard(t *testing.T, w wrong, seeds, frames int, kinds ...hwsim.MisuseKind) {
 	t.Helper()
-	if (w.publishFirst || w.lengthFirst || w.noFrameWait || w.globalOrder) && !hazardTag {
+	if w.hooked() && !hazardTag {
 		t.Skip("the in-driver wrong-code hooks need -tags gowrt_hazard")
 	}
 	caught := 0
@@ -209,7 +209,7 @@ func TestHazardPublishBeforeComplete(t *testing.T) {
 // barrier before the publishing store; the posted Active store overtakes
 // the token.
 func TestHazardMissingBarrier(t *testing.T) {
-	hazard(t, wrong{noBarriers: true, agentRate: 256}, 8, 100, hwsim.ModelRule, hwsim.BadDMAAddress)
+	hazard(t, wrong{noBarriers: true, agentRate: 256}, 16, 60, hwsim.ModelRule, hwsim.BadDMAAddress)
 }
 
 // TestHazardMissingSync: no PREWRITE/PREREAD/POSTREAD around transfers;
@@ -323,4 +323,61 @@ func TestHazardReuseBeforeFrameAdvance(t *testing.T) {
 		t.Fatal("reuse before the frame advanced was never caught")
 	}
 	t.Logf("caught under %d/4 seeds", caught)
+}
+
+// TestHazardShortPacketToggle: after a short packet stops a bulk queue
+// (SPD), the transfers queued behind it were built with toggles that
+// assumed the short transfer used all its packets; restarting them
+// unchanged sends the device the wrong toggle, and it drops or the host
+// discards packets: frames are lost or merged.
+func TestHazardShortPacketToggle(t *testing.T) {
+	hazard(t, wrong{noRetoggle: true}, 4, 20)
+}
+
+// TestHazardDeviceVanishes: a device unplugged in the middle of four
+// bulk-in transfers answers nothing; with the three-strike error counter
+// each transfer fails with a transaction error, retried forever they
+// hang.
+func TestHazardDeviceVanishes(t *testing.T) {
+	if !hazardTag {
+		t.Skip("the in-driver wrong-code hooks need -tags gowrt_hazard")
+	}
+	vanish := func(w wrong) (failed int) {
+		r := newRig(t, 8, true, w)
+		defer r.close()
+		r.enumerate(t)
+		in, _ := r.bulk(t)
+		ch := make(chan *usb.Transfer, 8)
+		for i := 0; i < 4; i++ {
+			x, err := in.NewTransfer(2048)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x.Flags = usb.ShortOK
+			x.Done = func(x *usb.Transfer) { ch <- x }
+			if err := in.Submit(x); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+		r.model.Unplug(1)
+		for i := 0; i < 4; i++ {
+			select {
+			case x := <-ch:
+				if !errors.Is(x.Err, usb.ErrTransaction) {
+					t.Fatalf("after unplug: %v", x.Err)
+				}
+				failed++
+			case <-time.After(time.Second):
+				return failed
+			}
+		}
+		return failed
+	}
+	if n := vanish(wrong{}); n != 4 {
+		t.Fatalf("correct driver: %d of 4 transfers failed after the unplug", n)
+	}
+	if n := vanish(wrong{noErrLimit: true}); n != 0 {
+		t.Fatalf("with TDs retried forever %d transfers still failed", n)
+	}
 }

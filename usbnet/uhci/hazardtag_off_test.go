@@ -9,7 +9,7 @@ import "testing"
 const hazardTag = false
 
 func setHooks(t testing.TB, _ *HC, w wrong) {
-	if w.publishFirst || w.lengthFirst || w.noFrameWait || w.globalOrder {
+	if w.hooked() {
 		t.Fatal("the in-driver wrong-code hooks need -tags gowrt_hazard")
 	}
 }

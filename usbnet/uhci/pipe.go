@@ -76,6 +76,9 @@ func (hc *HC) OpenPipe(cfg usb.PipeConfig) (usb.Pipe, error) {
 	p := &pipe{hc: hc, cfg: cfg, skel: skelAsync, in: cfg.In(),
 		tokenBase: uint32(cfg.Address)<<tokenAddrShift | uint32(cfg.Endpoint&0x0f)<<tokenEPShift,
 		ctrlBase:  ctrlCErr3}
+	if hc.hz.noErrLimit() {
+		p.ctrlBase = 0
+	}
 	if cfg.Speed == usb.SpeedLow {
 		p.ctrlBase |= ctrlLS
 	}
@@ -364,6 +367,7 @@ func (p *pipe) scan(x *xfer) (fin, stopped bool, toggle uint32, err error) {
 				if info.ctrl&ctrlSPD != 0 {
 					// Short data stage: the queue stopped here; go on
 					// with the status stage.
+					p.hc.Stats.Short.Add(1)
 					x.skipFrom, x.skipTo = i+1, x.n-1
 					x.pos = x.n - 1
 					p.hc.qhMem.Write32(p.hc.qhOff(p.qh)+qhElem, p.hc.tdPhys(x.tds[x.n-1]))
@@ -448,7 +452,9 @@ func (p *pipe) retire(x *xfer, err error) {
 func (p *pipe) restart(tg uint32) {
 	hc := p.hc
 	hc.Stats.Restarts.Add(1)
-	p.retoggle(tg)
+	if !hc.hz.noRetoggle() {
+		p.retoggle(tg)
+	}
 	el := hc.tdPhys(p.dummy)
 	if x := p.head; x != nil {
 		el = hc.tdPhys(x.tds[x.pos])

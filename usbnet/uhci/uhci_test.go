@@ -28,11 +28,18 @@ type wrong struct {
 	lengthFirst   bool // hook: length read before Active
 	noFrameWait   bool // hook: TDs reused right after unlinking
 	globalOrder   bool // hook: completion pass in global submission order
+	noRetoggle    bool // hook: toggles not fixed after a short packet
+	noErrLimit    bool // hook: TDs retried forever (C_ERR 0)
 	friendlyModel bool // model writes status back whole, in order
 
 	// agentRate is not a mistake: how often the model runs between two
 	// driver accesses (hwsim.Config.AgentRate; 0 = hwsim's default).
 	agentRate int
+}
+
+// hooked reports whether w needs the driver's in-driver hooks.
+func (w wrong) hooked() bool {
+	return w.publishFirst || w.lengthFirst || w.noFrameWait || w.globalOrder || w.noRetoggle || w.noErrLimit
 }
 
 type rig struct {

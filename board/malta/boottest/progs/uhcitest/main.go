@@ -156,6 +156,14 @@ func main() {
 		}
 		fmt.Printf("usb: configuration %d: value %d, %d bytes, %d interfaces:%s\n", i, c[5], len(c), c[4], endpoints(c))
 	}
+	// A request longer than the descriptor: the data stage ends with a
+	// short packet, which stops the queue (SPD); the driver restarts it
+	// at the status stage.
+	if c, err := p1.do(getDescriptor(2, 255)); err != nil {
+		fail("short configuration read", err)
+	} else {
+		fmt.Printf("usb: configuration 0 read with wLength 255: %d bytes\n", len(c))
+	}
 	// A configuration index past the last stalls.
 	s := getDescriptor(2, 9)
 	s.Value |= uint16(dd[17])
@@ -171,6 +179,9 @@ func main() {
 	}
 	el := time.Since(t0)
 	fmt.Printf("usb: %d GET_DESCRIPTOR(device) in %d ms: %.2f ms each\n", n, el.Milliseconds(), float64(el.Microseconds())/n/1000)
+	if err := pingGateway(hc, p1, sp); err != nil {
+		fail("ping through usb-net", err)
+	}
 	st := &hc.Stats
 	fmt.Printf("uhci: interrupts %d completed %d errors %d short %d restarts %d cancelled %d host errors %d frame waits %d (timeouts %d)\n",
 		st.Interrupts.Load(), st.Completed.Load(), st.Errors.Load(), st.Short.Load(), st.Restarts.Load(),
