@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gowrt/gowrt/barrier"
 	"github.com/gowrt/gowrt/board"
 	"github.com/gowrt/gowrt/board/malta"
 	"github.com/gowrt/gowrt/board/malta/eth"
@@ -27,7 +28,13 @@ const (
 	uhciVendor = 0x8086
 	uhciDevice = 0x7112
 	uhciBAR    = 4
-	uhciRegs   = 32
+	// LEGSUP (PCI configuration 0xc0, 16 bits): bit 13 routes the
+	// controller's interrupt to PIRQD; the R/WC legacy status bits are
+	// cleared by writing them (Intel 82371AB datasheet §2.3.9; Linux
+	// uhci-pci.c writes USBLEGSUP_DEFAULT = 0x2000 before starting).
+	regLEGSUP     = 0xc0
+	legsupPIRQEn  = 0x2000
+	legsupRWCBits = 0x8f00
 
 	// attachWait bounds how long Ports waits for the functions connected
 	// at boot to enumerate and attach: the Bus debounces 100 ms (USB 2.0
@@ -49,15 +56,15 @@ var (
 
 func logf(format string, a ...any) { fmt.Printf("usb: "+format+"\n", a...) }
 
-// prepare finds the controller and creates its driver, and shares its line
-// with the pcnets' before they connect their interrupts.
-func prepare() {
-	_, devs, err := malta.PCI()
+// FindUHCI finds the PIIX4's UHCI function on the PCI bus, enables its
+// bus mastering, routes its interrupt to PIRQD, and returns it with a Space
+// over its registers. The UHCI driver is started on that Space; the caller
+// connects hc.Interrupt to d.IRQ (level: PCI INTx).
+func FindUHCI() (d *pci.Device, regs barrier.Space, err error) {
+	gt, devs, err := malta.PCI()
 	if err != nil {
-		prepErr = err
-		return
+		return nil, nil, err
 	}
-	var d *pci.Device
 	for _, x := range devs {
 		if x.Vendor == uhciVendor && x.Device == uhciDevice {
 			d = x
@@ -65,16 +72,25 @@ func prepare() {
 		}
 	}
 	if d == nil {
-		prepErr = errors.New("no PIIX4 UHCI (8086:7112) on PCI")
-		return
+		return nil, nil, errors.New("no PIIX4 UHCI (8086:7112) on PCI")
 	}
 	if d.BAR[uhciBAR].Kind != pci.BARIO || d.IRQ < 0 {
-		prepErr = fmt.Errorf("UHCI %v has no I/O BAR %d or no IRQ", d, uhciBAR)
-		return
+		return nil, nil, fmt.Errorf("UHCI %v has no I/O BAR %d or no IRQ", d, uhciBAR)
 	}
-	gt, _, _ := malta.PCI()
 	pci.SetMaster(gt, d.Addr)
-	regs, err := malta.IOSpace("uhci0", d.BAR[uhciBAR].Addr, uhciRegs)
+	v := gt.Read32(d.Addr, regLEGSUP)
+	gt.Write32(d.Addr, regLEGSUP, v&^0xffff|legsupRWCBits|legsupPIRQEn)
+	regs, err = malta.IOSpace("uhci0", d.BAR[uhciBAR].Addr, uhci.RegSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, regs, nil
+}
+
+// prepare creates the controller's driver and shares its line with the
+// pcnets' before they connect their interrupts.
+func prepare() {
+	d, regs, err := FindUHCI()
 	if err != nil {
 		prepErr = err
 		return

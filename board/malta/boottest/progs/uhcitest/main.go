@@ -19,26 +19,12 @@ import (
 	"time"
 
 	"github.com/gowrt/gowrt/board/malta"
+	maltausb "github.com/gowrt/gowrt/board/malta/usb"
 	"github.com/gowrt/gowrt/busdma/mipsdma"
 	"github.com/gowrt/gowrt/intr"
 	"github.com/gowrt/gowrt/kernel"
-	"github.com/gowrt/gowrt/soc/malta/pci"
 	"github.com/gowrt/gowrt/usbnet/uhci"
 	"github.com/gowrt/gowrt/usbnet/usb"
-)
-
-// The PIIX4's USB function (Intel 82371AB datasheet; QEMU hw/isa/piix4.c).
-const (
-	uhciVendor = 0x8086
-	uhciDevice = 0x7112
-	uhciBAR    = 4
-	// LEGSUP (config 0xc0, 16 bits): bit 13 routes the controller's
-	// interrupt to PIRQD; the R/WC legacy status bits are cleared by
-	// writing them (PIIX4 datasheet §2.3.9; Linux uhci-pci.c writes
-	// USBLEGSUP_DEFAULT = 0x2000 before starting).
-	regLEGSUP     = 0xc0
-	legsupPIRQEn  = 0x2000
-	legsupRWCBits = 0x8f00
 )
 
 func fail(what string, err error) {
@@ -47,27 +33,11 @@ func fail(what string, err error) {
 }
 
 func main() {
-	gt, devs, err := malta.PCI()
+	d, regs, err := maltausb.FindUHCI()
 	if err != nil {
-		fail("pci", err)
-	}
-	var d *pci.Device
-	for _, x := range devs {
-		if x.Vendor == uhciVendor && x.Device == uhciDevice {
-			d = x
-		}
-	}
-	if d == nil || d.BAR[uhciBAR].Kind != pci.BARIO || d.IRQ < 0 {
-		fail("find", fmt.Errorf("no PIIX4 UHCI with an I/O BAR4 and an IRQ: %v", d))
+		fail("find", err)
 	}
 	fmt.Printf("uhci: %v\n", d)
-	pci.SetMaster(gt, d.Addr)
-	v := gt.Read32(d.Addr, regLEGSUP)
-	gt.Write32(d.Addr, regLEGSUP, v&^0xffff|legsupRWCBits|legsupPIRQEn)
-	regs, err := malta.IOSpace("uhci", d.BAR[uhciBAR].Addr, uhci.RegSize)
-	if err != nil {
-		fail("regs", err)
-	}
 	plat, err := mipsdma.New(kernel.DMA)
 	if err != nil {
 		fail("dma", err)
