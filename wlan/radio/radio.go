@@ -121,8 +121,9 @@ type Radio interface {
 	Transmit(req *TxRequest) error
 	// SetChannel tunes the radio (primary channel and width).
 	SetChannel(ch Channel) error
-	// SetBeacon installs the beacon the radio sends every interval TU
-	// at TBTT (0 stops beaconing), with TIM updates through UpdateBeacon.
+	// SetBeacon installs the beacon the radio sends every interval TU at
+	// TBTT, or replaces it (a new TIM) before the next one; interval 0
+	// stops beaconing. The radio fills in the timestamp field.
 	SetBeacon(frame []byte, intervalTU uint16) error
 	// TSF is the radio's timing synchronisation function now, in µs.
 	TSF() uint64
