@@ -97,23 +97,23 @@ type Power interface {
 
 // Defaults and limits.
 const (
-	DefaultTxDescs    = 128  // descriptors per access-category ring
-	DefaultTxStatus   = 256  // TX status ring entries (ath9k uses 512)
-	DefaultRxBufs     = 128  // low-priority buffers (the FIFO depth)
-	DefaultRxHPBufs   = 16   // high-priority buffers
-	DefaultRxBufSize  = 3904 // 3840-byte MPDU + status, rounded to the line (ath9k rx_bufsize)
-	MaxAggr           = 64   // MPDUs per A-MPDU (BlockAck bitmap)
-	maxTxBuf          = bufLenMax
-	maxBeacon         = 1024
-	txSegs            = 4 // buffer pointers per descriptor
-	numAC             = 4
-	intrPasses        = 4
-	statusBudget      = 64
-	stopPolls         = 1000
-	ccmpHdrLen        = 8
-	ccmpMICLen        = 8
-	ccmpExtIV         = 0x20
-	fcProtected       = 0x40
+	DefaultTxDescs   = 128  // descriptors per access-category ring
+	DefaultTxStatus  = 256  // TX status ring entries (ath9k uses 512)
+	DefaultRxBufs    = 128  // low-priority buffers (the FIFO depth)
+	DefaultRxHPBufs  = 16   // high-priority buffers
+	DefaultRxBufSize = 3904 // 3840-byte MPDU + status, rounded to the line (ath9k rx_bufsize)
+	MaxAggr          = 64   // MPDUs per A-MPDU (BlockAck bitmap)
+	maxTxBuf         = bufLenMax
+	maxBeacon        = 1024
+	txSegs           = 4 // buffer pointers per descriptor
+	numAC            = 4
+	intrPasses       = 4
+	statusBudget     = 64
+	stopPolls        = 1000
+	ccmpHdrLen       = 8
+	ccmpMICLen       = 8
+	ccmpExtIV        = 0x20
+	fcProtected      = 0x40
 )
 
 // Config describes one MAC.

@@ -28,8 +28,9 @@
 //     latching them into the AR_ISR_Sx_S shadows (read-only).
 //   - Beacons: the TSF runs on the model's clock (Tick); SWBA, DBA and
 //     TBTT timers fire at their programmed times and periods; at DBA the
-//     beacon QCU's head chain goes out with the TSF in its timestamp; an
-//     empty beacon queue at DBA is a missed beacon (Stats.MissedBeacons).
+//     beacon QCU's head chain is fetched and at TBTT it goes out with the
+//     TSF of TBTT in its timestamp; an empty beacon queue at DBA is a
+//     missed beacon (Stats.MissedBeacons).
 //
 // Hazards (each has a TestHazard* in ath/ar9300):
 //
@@ -154,8 +155,10 @@ type MAC struct {
 		words  [TxStatusSize / 4]uint32
 	}
 
-	now       time.Time
-	tsfOffset int64 // TSF = µs since Epoch + tsfOffset
+	now        time.Time
+	tsfOffset  int64
+	beaconAddr uint64 // chain fetched at DBA, sent at TBTT
+	beaconTSF  uint64 // TSF = µs since Epoch + tsfOffset
 
 	stats Stats
 	// OnBeacon, if set, sees every beacon sent (lock held).
@@ -419,9 +422,13 @@ func (m *MAC) timers() {
 			m.raise(ISRSWBA)
 		case TimerDBA:
 			m.regs[RegNextDBA/4] += m.period(RegDBAPeriod)
-			m.sendBeacon()
+			m.fetchBeacon()
 		case TimerTBTT:
+			// The beacon goes out at TBTT, stamped with the TSF of that
+			// instant (not of the model's coarser clock step).
+			at := m.tsf() - uint64(t-best.at)
 			m.regs[RegNextTBTT/4] += m.period(RegBeaconPeriod)
+			m.sendBeacon(at)
 		}
 	}
 }
@@ -434,19 +441,30 @@ func (m *MAC) period(reg uint32) uint32 {
 	return p
 }
 
-func (m *MAC) sendBeacon() {
+// fetchBeacon is the DMA beacon alert: the beacon QCU's head chain is
+// fetched for the coming TBTT. An empty queue is a missed beacon.
+func (m *MAC) fetchBeacon() {
 	q := &m.q[BeaconQCU]
 	if len(q.fifo) == 0 || m.txe&(1<<BeaconQCU) == 0 {
 		m.stats.MissedBeacons++
 		return
 	}
-	c := q.fifo[0]
+	m.beaconAddr = q.fifo[0].addr
 	q.fifo = q.fifo[1:]
-	m.stats.Beacons++
-	m.runChain(BeaconQCU, c.addr, true)
 	if len(q.fifo) == 0 {
 		m.txe &^= 1 << BeaconQCU
 	}
+}
+
+func (m *MAC) sendBeacon(at uint64) {
+	if m.beaconAddr == 0 {
+		return
+	}
+	addr := m.beaconAddr
+	m.beaconAddr = 0
+	m.stats.Beacons++
+	m.beaconTSF = at
+	m.runChain(BeaconQCU, addr, true)
 }
 
 // ---- TX engine ----
@@ -605,9 +623,9 @@ func (m *MAC) runChain(qn int, addr uint64, beacon bool) (uint64, uint32) {
 			}
 		}
 		if beacon && len(mp.buf) >= 32 {
-			binary.LittleEndian.PutUint64(mp.buf[24:], m.tsf())
+			binary.LittleEndian.PutUint64(mp.buf[24:], m.beaconTSF)
 			if m.OnBeacon != nil {
-				m.OnBeacon(mp.buf, m.tsf())
+				m.OnBeacon(mp.buf, m.beaconTSF)
 			}
 		}
 	}
@@ -915,4 +933,28 @@ func (m *MAC) decrypt(f []byte, st *[RxStatusSize / 4]uint32) []byte {
 	out = append(out, f[len(f)-ccmp.MICLen:]...)
 	st[11] |= rxsKeyIdxValid | uint32(slot)<<rxsKeyIdxShift
 	return out
+}
+
+// InjectTxStatus writes a forged TX status entry (words in ring order,
+// done bit as given) at the ring's write position, as a misbehaving chip
+// or a stray DMA would, and raises TXOK.
+func (m *MAC) InjectTxStatus(w [TxStatusSize / 4]uint32) {
+	m.sys.Do(func() {
+		start, end := uint64(m.regs[RegQStatusStart/4]), uint64(m.regs[RegQStatusEnd/4])
+		if start == 0 || end <= start {
+			return
+		}
+		if m.tsWr < start || m.tsWr+TxStatusSize > end {
+			m.tsWr = start
+		}
+		a := m.tsWr
+		m.tsWr += TxStatusSize
+		if m.tsWr+TxStatusSize > end {
+			m.tsWr = start
+		}
+		for i, v := range w {
+			_ = m.sys.Mem.DevStore32(a+uint64(4*i), v, m.txOrder())
+		}
+		m.raise(ISRTXOK)
+	})
 }

@@ -81,7 +81,7 @@ const (
 	TimerSWBA        = 0x00000004
 	RegKeyTable      = 0x8800 // AR_KEYTABLE(n) = 0x8800 + 32n
 	KeyEntrySize     = 32
-	KeySlots         = 128 // AR9300 key cache entries (ath9k: keymax 128)
+	KeySlots         = 128    // AR9300 key cache entries (ath9k: keymax 128)
 	KeyTypeCCM       = 6      // AR_KEYTABLE_TYPE_CCM
 	KeyValid         = 0x8000 // AR_KEYTABLE_VALID in MAC1
 	RegionSize       = 0x10000
