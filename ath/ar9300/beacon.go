@@ -161,6 +161,7 @@ func (d *Driver) swba() {
 		return
 	}
 	d.r.Write32(regQTXDP0+4*beaconQCU, d.descAddr(slot))
+	d.r.Barrier()
 	d.r.Write32(regQTXE, 1<<beaconQCU)
 	d.r.Barrier()
 	b.queued = true

@@ -235,10 +235,10 @@ func TestBadTxStatusCounted(t *testing.T) {
 	r := newRig(t, rigOpts{seed: 8})
 	good := uint32(0x168c)<<16 | 0x8000 | 1<<8 | 9
 	for _, w := range [][9]uint32{
-		{0x12345678, 0, 0, 1, 0, 0, 0, 0, 1},        // not an Atheros descriptor
-		{good | 0x4000, 0, 0, 1, 0, 0, 0, 0, 1},     // control, not status
+		{0x12345678, 0, 0, 1, 0, 0, 0, 0, 1},          // not an Atheros descriptor
+		{good | 0x4000, 0, 0, 1, 0, 0, 0, 0, 1},       // control, not status
 		{good&^0xf00 | 15<<8, 0, 0, 1, 0, 0, 0, 0, 1}, // QCU 15
-		{good, 0xbeef << 16, 0, 1, 0, 0, 0, 0, 1},   // nobody's descriptor ID
+		{good, 0xbeef << 16, 0, 1, 0, 0, 0, 0, 1},     // nobody's descriptor ID
 	} {
 		r.mac.InjectTxStatus(w)
 	}

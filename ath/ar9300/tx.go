@@ -284,6 +284,7 @@ func (d *Driver) Transmit(req *radio.TxRequest) error {
 	q.fifo[(q.fh+q.fn)%txFIFODepth] = ppdu{req: req, first: first, n: n, id: id}
 	q.fn++
 	d.r.Write32(regQTXDP0+4*uint32(q.qcu), d.descAddr(q.base+first))
+	d.r.Barrier() // the chain is in the FIFO before the queue is started
 	d.r.Write32(regQTXE, 1<<q.qcu)
 	d.r.Barrier()
 	d.release()

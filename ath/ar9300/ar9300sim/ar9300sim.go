@@ -160,7 +160,8 @@ type MAC struct {
 	beaconAddr uint64 // chain fetched at DBA, sent at TBTT
 	beaconTSF  uint64 // TSF = µs since Epoch + tsfOffset
 
-	stats Stats
+	stats  Stats
+	paused bool
 	// OnBeacon, if set, sees every beacon sent (lock held).
 	OnBeacon func(frame []byte, tsf uint64)
 	scratch  []byte
@@ -469,7 +470,14 @@ func (m *MAC) sendBeacon(at uint64) {
 
 // ---- TX engine ----
 
+// SetPaused holds both engines (tests: queue work, then let the engines
+// run while the driver services it).
+func (m *MAC) SetPaused(p bool) { m.sys.Do(func() { m.paused = p }) }
+
 func (m *MAC) txStep() bool {
+	if m.paused {
+		return false
+	}
 	if m.txStatusHalf.active {
 		m.finishStatus()
 		return true
@@ -815,6 +823,9 @@ func (m *MAC) receive(frame []byte) {
 }
 
 func (m *MAC) rxStep() bool {
+	if m.paused {
+		return false
+	}
 	if m.rxw.active {
 		// The done word, last.
 		w := &m.rxw
