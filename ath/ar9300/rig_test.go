@@ -33,6 +33,7 @@ type rigOpts struct {
 	power     func(p *power.Chip) ar9300.Power
 	noMisuse  bool
 	wrongHook func(d *ar9300.Driver)
+	mac       [6]byte // station address; zero: apMAC
 }
 
 // sink collects what the model puts on the air.
@@ -94,6 +95,9 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	}
 	cfg := o.cfg
 	cfg.Name, cfg.Regs, cfg.DMA, cfg.Power, cfg.MAC = "ath0", r.regs, sys.Mem, pw, apMAC
+	if o.mac != ([6]byte{}) {
+		cfg.MAC = o.mac
+	}
 	cfg.Delay = func(time.Duration) {}
 	if cfg.RxBufs == 0 {
 		cfg.RxBufs = 16
