@@ -313,3 +313,64 @@ func beaconFrame(tim byte) []byte {
 }
 
 var _ = ar9300sim.Stats{}
+
+// TestRestart: Stop then Start again: the rings come back and traffic
+// flows; Interrupt after Stop does nothing.
+func TestRestart(t *testing.T) {
+	r := newRig(t, rigOpts{seed: 12})
+	r.drv.Stop()
+	r.drv.Interrupt()
+	if err := r.drv.Transmit(&radio.TxRequest{MPDUs: [][]byte{make([]byte, 30)}, Series: sched(1), Key: radio.NoKey,
+		Done: func(*radio.TxRequest, *radio.TxStatus) {}}); err == nil {
+		t.Fatal("transmit on a stopped radio")
+	}
+	if err := r.drv.Start(r); err != nil {
+		t.Fatal(err)
+	}
+	var dn done
+	f := r.dmaFrame(qosData(peerMAC, apMAC, 1, payload(64, 1), false))
+	if err := r.drv.Transmit(&radio.TxRequest{MPDUs: [][]byte{f}, Series: sched(1), Key: radio.NoKey, Done: dn.fn}); err != nil {
+		t.Fatal(err)
+	}
+	in := qosData(apMAC, peerMAC, 1, payload(64, 2), false)
+	in[1] = 1
+	r.mac.Receive(in)
+	r.settle()
+	if dn.n != 1 || !dn.st[0].Acked || r.rxN != 1 {
+		t.Fatalf("after restart: %d done, %d received", dn.n, r.rxN)
+	}
+}
+
+// TestRejectsBadRequests: malformed requests are refused with an error,
+// never half-queued.
+func TestRejectsBadRequests(t *testing.T) {
+	r := newRig(t, rigOpts{seed: 13})
+	f := r.dmaFrame(qosData(peerMAC, apMAC, 1, payload(64, 1), false))
+	nop := func(*radio.TxRequest, *radio.TxStatus) {}
+	for name, req := range map[string]*radio.TxRequest{
+		"no MPDUs":       {Series: sched(1), Key: radio.NoKey, Done: nop},
+		"no tries":       {MPDUs: [][]byte{f}, Key: radio.NoKey, Done: nop},
+		"bad queue":      {MPDUs: [][]byte{f}, Series: sched(1), Key: radio.NoKey, Queue: 4, Done: nop},
+		"bad key slot":   {MPDUs: [][]byte{f}, Series: sched(1), Key: 500, Done: nop},
+		"empty key slot": {MPDUs: [][]byte{f}, Series: sched(1), Key: 9, Done: nop},
+		"no CCMP room":   {MPDUs: [][]byte{f[:30]}, Series: sched(1), Key: 9, Done: nop},
+		"no Done":        {MPDUs: [][]byte{f}, Series: sched(1), Key: radio.NoKey},
+		"runt":           {MPDUs: [][]byte{f[:8]}, Series: sched(1), Key: radio.NoKey, Done: nop},
+	} {
+		if err := r.drv.Transmit(req); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	// Nothing leaked: the whole ring is still usable.
+	var dn done
+	for i := 0; i < 8; i++ {
+		g := r.dmaFrame(qosData(peerMAC, apMAC, uint16(i), payload(64, 1), false))
+		if err := r.drv.Transmit(&radio.TxRequest{MPDUs: [][]byte{g}, Series: sched(1), Key: radio.NoKey, Done: dn.fn}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.settle()
+	if dn.n != 8 {
+		t.Fatalf("%d of 8", dn.n)
+	}
+}

@@ -11,7 +11,9 @@ import (
 	"github.com/gowrt/gowrt/ath/ar9300"
 	"github.com/gowrt/gowrt/ath/ar9300/ar9300sim"
 	"github.com/gowrt/gowrt/ath/power"
+	"github.com/gowrt/gowrt/busdma"
 	"github.com/gowrt/gowrt/hwsim"
+	"github.com/gowrt/gowrt/internal/wrongcode"
 	"github.com/gowrt/gowrt/wlan/radio"
 )
 
@@ -300,4 +302,37 @@ func TestHazardMissedSWBA(t *testing.T) {
 		return nil
 	}
 	checkWrong(t, run, wrongs{keepStaleBeacon: true})
+}
+
+// TestHazardCacheMaintenance: descriptors and frames are in cached
+// memory. A driver that skips the writeback before the chip reads
+// (PREWRITE) lets it read stale descriptors and data; one that skips the
+// invalidate before it reads what the chip wrote (PREREAD/POSTREAD) never
+// sees a receive status complete. Ours syncs both ways.
+func TestHazardCacheMaintenance(t *testing.T) {
+	run := func(skip busdma.CacheOp) error {
+		r := newRig(t, rigOpts{seed: 81, noMisuse: true, plat: func(p busdma.Platform) busdma.Platform {
+			if skip == 0 {
+				return p
+			}
+			return &wrongcode.Platform{Platform: p, SkipCache: skip}
+		}})
+		if err := traffic(r, 4, r.settle, false); err != nil {
+			return err
+		}
+		if len(r.misuse) > 0 {
+			return fmt.Errorf("%v", r.misuse[0])
+		}
+		return nil
+	}
+	if err := run(0); err != nil {
+		t.Fatalf("correct driver: %v", err)
+	}
+	for _, skip := range []busdma.CacheOp{busdma.Writeback, busdma.Invalidate} {
+		if err := run(skip); err == nil {
+			t.Fatalf("skipping cache op %d was not caught", skip)
+		} else {
+			t.Logf("skipping cache op %d caught: %v", skip, err)
+		}
+	}
 }

@@ -3,7 +3,6 @@ package ar9300_test
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"testing"
 	"time"
 
@@ -34,6 +33,9 @@ type rigOpts struct {
 	noMisuse  bool
 	wrongHook func(d *ar9300.Driver)
 	mac       [6]byte // station address; zero: apMAC
+	// plat wraps the DMA platform the driver is given (wrong-code
+	// variants from internal/wrongcode).
+	plat func(busdma.Platform) busdma.Platform
 }
 
 // sink collects what the model puts on the air.
@@ -94,7 +96,11 @@ func newRig(t testing.TB, o rigOpts) *rig {
 		pw = o.power(r.pw)
 	}
 	cfg := o.cfg
-	cfg.Name, cfg.Regs, cfg.DMA, cfg.Power, cfg.MAC = "ath0", r.regs, sys.Mem, pw, apMAC
+	var plat busdma.Platform = sys.Mem
+	if o.plat != nil {
+		plat = o.plat(plat)
+	}
+	cfg.Name, cfg.Regs, cfg.DMA, cfg.Power, cfg.MAC = "ath0", r.regs, plat, pw, apMAC
 	if o.mac != ([6]byte{}) {
 		cfg.MAC = o.mac
 	}
@@ -231,5 +237,3 @@ func expectEqual(t testing.TB, what string, got, want []byte) {
 	}
 }
 
-var _ = fmt.Sprintf
-var _ busdma.Platform
