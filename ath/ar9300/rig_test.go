@@ -236,4 +236,3 @@ func expectEqual(t testing.TB, what string, got, want []byte) {
 		t.Fatalf("%s:\n got  %x\n want %x", what, got, want)
 	}
 }
-
