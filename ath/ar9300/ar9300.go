@@ -61,8 +61,9 @@
 // VALID; drivers/net/wireless/ath/key.c's layout). Slots 0..3 are the group
 // keys, indexed by key ID as the hardware looks them up; pairwise keys use
 // slots 4..127. On transmit with a key the driver writes the CCMP header
-// (PN from its per-slot counter) and the hardware encrypts and fills the
-// MIC.
+// (PN from its per-slot counter; an MPDU resubmitted for a software retry
+// keeps the PN it was first sent with) and the hardware encrypts and
+// fills the MIC.
 //
 // What a real chip still needs (out of scope here): the baseband and
 // radio: the initvals register tables (ar9003_2p2_initvals.h and the

@@ -374,3 +374,34 @@ func TestRejectsBadRequests(t *testing.T) {
 		t.Fatalf("%d of 8", dn.n)
 	}
 }
+
+// TestRetransmissionKeepsPN: an MPDU resubmitted by the MAC layer (a
+// software retry after a missing BlockAck bit) goes out with the PN it
+// first had; a new MPDU takes the next one.
+func TestRetransmissionKeepsPN(t *testing.T) {
+	r := newRig(t, rigOpts{seed: 14})
+	tk := [16]byte{9}
+	if err := r.drv.Install(4, peerMAC, 0, tk, 100); err != nil {
+		t.Fatal(err)
+	}
+	a := r.dmaFrame(qosData(peerMAC, apMAC, 1, payload(64, 1), true))
+	b := r.dmaFrame(qosData(peerMAC, apMAC, 2, payload(64, 2), true))
+	var dn done
+	for _, mpdus := range [][][]byte{{a}, {b}, {a}} {
+		if err := r.drv.Transmit(&radio.TxRequest{MPDUs: mpdus, Series: sched(1), Key: 4, Done: dn.fn}); err != nil {
+			t.Fatal(err)
+		}
+		r.settle()
+	}
+	pn := func(f []byte) uint64 {
+		h := f[26:34]
+		return uint64(h[0]) | uint64(h[1])<<8 | uint64(binary.LittleEndian.Uint32(h[4:]))<<16
+	}
+	if len(r.air.frames) != 3 {
+		t.Fatalf("%d frames", len(r.air.frames))
+	}
+	if p := []uint64{pn(r.air.frames[0]), pn(r.air.frames[1]), pn(r.air.frames[2])}; p[0] != 100 || p[1] != 101 || p[2] != 100 {
+		t.Fatalf("PNs %v, want [100 101 100]", p)
+	}
+	expectEqual(t, "retransmission", r.air.frames[2], r.air.frames[0])
+}

@@ -311,7 +311,9 @@ func (d *Driver) unloadRange(q *txQueue, first, n int) {
 }
 
 // writeCCMPHeaders fills each MPDU's CCMP header with the slot's next PN
-// (12.5.3.2: PN0 PN1 reserved KeyID|ExtIV PN2..PN5). txMu held.
+// (IEEE 802.11-2016 12.5.3.2: PN0 PN1 reserved KeyID|ExtIV PN2..PN5). An
+// MPDU whose header already has Ext IV set was sent before and keeps its
+// PN (the MAC layer leaves the header zero for a new MPDU). txMu held.
 func (d *Driver) writeCCMPHeaders(req *radio.TxRequest) error {
 	d.keyMu.Lock()
 	defer d.keyMu.Unlock()
@@ -327,9 +329,16 @@ func (d *Driver) writeCCMPHeaders(req *radio.TxRequest) error {
 	}
 	for _, f := range req.MPDUs {
 		hl := headerLen(f)
+		h := f[hl : hl+ccmpHdrLen]
+		if h[3]&ccmpExtIV != 0 {
+			// A software retransmission: the MPDU keeps the PN it was
+			// first sent with, or a receiver that reorders by sequence
+			// number would see the PNs go backwards and drop the frames
+			// after it as replays.
+			continue
+		}
 		k.pn++
 		pn := k.pn
-		h := f[hl : hl+ccmpHdrLen]
 		h[0], h[1], h[2], h[3] = byte(pn), byte(pn>>8), 0, k.keyID<<6|ccmpExtIV
 		binary.LittleEndian.PutUint32(h[4:], uint32(pn>>16))
 	}
