@@ -394,6 +394,8 @@ func (d *Driver) TSF() uint64 {
 }
 
 // Interrupt services the MAC; the board calls it for the WMAC's line.
+// The receiver's Receive and the requests' Done run from it; they may
+// call Transmit, SetBeacon and the key cache, but not Stop.
 func (d *Driver) Interrupt() {
 	d.svcMu.Lock()
 	defer d.svcMu.Unlock()

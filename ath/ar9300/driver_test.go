@@ -53,7 +53,7 @@ func TestRetrySchedule(t *testing.T) {
 	}
 	r.settle()
 	st = dn.st[1]
-	if st.Acked || st.FinalSeries != 2 || st.LongTries != 7 || len(r.air.frames) != 4+6 {
+	if st.Acked || st.FinalSeries != 2 || st.LongTries != 6 || len(r.air.frames) != 4+6 {
 		t.Fatalf("status %+v, %d on air", st, len(r.air.frames))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gowrt/gowrt/ath/airtime"
+	"github.com/gowrt/gowrt/barrier"
 	"github.com/gowrt/gowrt/busdma"
 	"github.com/gowrt/gowrt/wlan/radio"
 )
@@ -76,7 +77,7 @@ func (d *Driver) allocTX() error {
 		}
 	}
 	d.tsN = d.cfg.TxStatus
-	d.ts, d.tsBus, err = d.cfg.DMA.AllocCoherent(d.cfg.Name+"-txstatus", d.tsN*txStatusSize, 8, 0)
+	d.ts, d.tsBus, err = d.cfg.DMA.AllocCoherent(d.cfg.Name+"-txstatus", d.tsN*txStatusSize, 8, barrier.Native)
 	return err
 }
 
@@ -170,7 +171,8 @@ func series(s *[radio.MaxSeries]radio.Series) (c13, c14, c18 uint32, err error) 
 
 func put32(b []byte, i int, v uint32) { native.PutUint32(b[4*i:], v) }
 
-// Transmit implements radio.Radio. It allocates nothing.
+// Transmit implements radio.Radio. It allocates nothing. It may be called
+// from Done and Receive callbacks.
 func (d *Driver) Transmit(req *radio.TxRequest) error {
 	if !d.started.Load() {
 		return ErrNotStarted
@@ -452,7 +454,13 @@ func (d *Driver) complete(e *TxStatusEntry) {
 	d.txMu.Unlock()
 
 	st := &d.txSt
-	*st = radio.TxStatus{FinalSeries: e.Final, LongTries: e.LongTries + 1, ShortTries: e.ShortTries}
+	// AR_DataFailCnt counts the failed data attempts; a delivered frame
+	// adds the attempt that worked (ath9k's rate control does the same).
+	tries := e.LongTries
+	if e.OK {
+		tries++
+	}
+	*st = radio.TxStatus{FinalSeries: e.Final, LongTries: tries, ShortTries: e.ShortTries}
 	req := p.req
 	switch {
 	case e.CfgErr:
