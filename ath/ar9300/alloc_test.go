@@ -42,34 +42,45 @@ func TestNoAllocsPerFrame(t *testing.T) {
 	areq := &radio.TxRequest{MPDUs: agg, Series: sched(2), Key: radio.NoKey, Done: doneFn}
 	in := qosData(apMAC, peerMAC, 1, payload(1400, 5), false)
 	in[1] = 0x01
-	var total [4]uint64
-	const runs = 200
-	for i := 0; i < runs+1; i++ {
-		var n [4]uint64
-		n[0] = mallocs(func() {
-			if err := r.drv.Transmit(req); err != nil {
-				t.Fatal(err)
-			}
-		})
-		n[1] = mallocs(func() {
-			if err := r.drv.Transmit(areq); err != nil {
-				t.Fatal(err)
-			}
-		})
-		r.sys.Sched.Settle(256)
-		n[2] = mallocs(r.drv.Interrupt)
-		r.mac.Receive(in)
-		r.sys.Sched.Settle(256)
-		n[3] = mallocs(r.drv.Interrupt)
-		if i > 0 { // the first round warms up
-			for k := range total {
-				total[k] += n[k]
+	// Three batches; a kind of call fails only if it allocated in every
+	// batch. The count is process-wide, and under qemu the runtime now
+	// and then allocates on its own; an allocation on the driver's path
+	// happens on every call and shows in all three.
+	const runs, batches = 200, 3
+	best := [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+	for batch := 0; batch < batches; batch++ {
+		var total [4]uint64
+		for i := 0; i < runs+1; i++ {
+			var n [4]uint64
+			n[0] = mallocs(func() {
+				if err := r.drv.Transmit(req); err != nil {
+					t.Fatal(err)
+				}
+			})
+			n[1] = mallocs(func() {
+				if err := r.drv.Transmit(areq); err != nil {
+					t.Fatal(err)
+				}
+			})
+			r.sys.Sched.Settle(256)
+			n[2] = mallocs(r.drv.Interrupt)
+			r.mac.Receive(in)
+			r.sys.Sched.Settle(256)
+			n[3] = mallocs(r.drv.Interrupt)
+			if i > 0 { // the first round warms up
+				for k := range total {
+					total[k] += n[k]
+				}
 			}
 		}
+		for k := range best {
+			best[k] = min(best[k], total[k])
+		}
 	}
-	if completions != 2*(runs+1) || r.rxN != runs+1 {
+	if completions != 2*batches*(runs+1) || r.rxN != batches*(runs+1) {
 		t.Fatalf("%d completions, %d received", completions, r.rxN)
 	}
+	total := best
 	for k, what := range []string{"Transmit (CCMP)", "Transmit (A-MPDU)", "TX completion", "RX"} {
 		if total[k] != 0 {
 			t.Errorf("%s: %.2f allocations per frame", what, float64(total[k])/runs)

@@ -13,7 +13,9 @@ import (
 
 type collect struct{ frames [][]byte }
 
-func (c *collect) Receive(f []byte, _ *radio.RxStatus) { c.frames = append(c.frames, append([]byte(nil), f...)) }
+func (c *collect) Receive(f []byte, _ *radio.RxStatus) {
+	c.frames = append(c.frames, append([]byte(nil), f...))
+}
 
 // TestRigsOnMedium: two rigs on the medium; a unicast frame from one
 // arrives at the other, byte for byte, and its Done reports the ACK.
