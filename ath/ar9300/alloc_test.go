@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 
 	"github.com/gowrt/gowrt/ath/ar9300"
 	"github.com/gowrt/gowrt/hwsim"
@@ -158,5 +159,41 @@ func BenchmarkDriverTxRx(b *testing.B) {
 		r.sys.Sched.Settle(256)
 		b.StartTimer()
 		r.drv.Interrupt()
+	}
+}
+
+// TestNoAllocsBeacon: replacing the beacon (a new TIM) and servicing
+// SWBA allocate nothing.
+func TestNoAllocsBeacon(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	r := newRig(t, rigOpts{seed: 62, hw: hwsim.Config{AgentRate: -1, NoEviction: true}})
+	bcn := beaconFrame(1)
+	if err := r.drv.SetBeacon(bcn, 100); err != nil {
+		t.Fatal(err)
+	}
+	sent := 0
+	r.mac.OnBeacon = func([]byte, uint64) { sent++ }
+	best := ^uint64(0)
+	for batch := 0; batch < 3; batch++ {
+		var total uint64
+		for i := 0; i < 20; i++ {
+			bcn[len(bcn)-1] = byte(i)
+			total += mallocs(func() {
+				if err := r.drv.SetBeacon(bcn, 100); err != nil {
+					t.Fatal(err)
+				}
+			})
+			for ms := 0; ms < 103; ms++ { // one beacon interval, model only
+				r.now = r.now.Add(time.Millisecond)
+				r.mac.Tick(r.now)
+				if r.irq.Pending()&(1<<2) != 0 {
+					total += mallocs(r.drv.Interrupt)
+				}
+			}
+		}
+		best = min(best, total)
+	}
+	if sent < 55 || best != 0 {
+		t.Fatalf("%d beacons sent, %d allocations in the best batch", sent, best)
 	}
 }
