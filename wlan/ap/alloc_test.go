@@ -11,7 +11,7 @@ import (
 // protectedFromStation returns n CCMP data frames station 0 sent, in
 // order, after taking the AP off the air so that it has not seen them.
 func protectedFromStation(t testing.TB, b *bss, n int) [][]byte {
-	b.m.Detach(b.apRadio) // the AP's transmissions are now discarded
+	b.m.Detach(b.apRadio.Port()) // the AP's transmissions are now discarded
 	b.tap.frames = nil
 	eth := ethICMP(dsAddr, staAddr(0), 100, 1, 8, 1)
 	for i := 0; i < n; i++ {
@@ -46,7 +46,7 @@ func TestDataPathAllocs(t *testing.T) {
 	before := b.ap.Stats.RxData.Load()
 	i := 0
 	if a := testing.AllocsPerRun(100, func() {
-		b.ap.Receive(frames[i])
+		b.ap.Receive(frames[i], nil)
 		i++
 	}); a != 0 {
 		t.Errorf("receive path: %v allocations per frame", a)
@@ -73,14 +73,14 @@ func BenchmarkReceiveCCMP(b *testing.B) {
 	b.SetBytes(int64(len(frames[0])))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s.ap.Receive(frames[i])
+		s.ap.Receive(frames[i], nil)
 	}
 }
 
 func BenchmarkSendFromDS(b *testing.B) {
 	s := newBSS(b, ap.Config{}, testPassphrase)
 	s.m.Run(time.Second)
-	s.m.Detach(s.apRadio)
+	s.m.Detach(s.apRadio.Port())
 	eth := ethICMP(staAddr(0), dsAddr, 1, 100, 0, 1)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(eth)))

@@ -271,7 +271,7 @@ func TestTableLimitAndFlood(t *testing.T) {
 func TestInactivity(t *testing.T) {
 	b := newBSS(t, ap.Config{MaxStations: 1, Inactivity: 2 * time.Second}, testPassphrase)
 	b.m.Run(time.Second)
-	b.m.Detach(b.radios[0]) // the station leaves without a word
+	b.m.Detach(b.radios[0].Port()) // the station leaves without a word
 	b.m.Run(3 * time.Second)
 	if b.ap.Stats.InactiveKicked.Load() != 1 || len(b.ap.Stations()) != 0 {
 		t.Fatalf("kicked %d, table %+v", b.ap.Stats.InactiveKicked.Load(), b.ap.Stations())

@@ -24,14 +24,14 @@ func FuzzReceive(f *testing.F) {
 	f.Add(authFrame(staAddr(3), 1))
 	f.Add([]byte{0x08, 0x41})
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		b.ap.Receive(frame)
+		b.ap.Receive(frame, nil)
 		// The same bytes as if from the authorized station.
 		if len(frame) >= 16 {
 			g := append([]byte(nil), frame...)
 			sa := staAddr(0)
 			copy(g[10:16], sa[:])
 			copy(g[4:10], apAddr[:])
-			b.ap.Receive(g)
+			b.ap.Receive(g, nil)
 		}
 		b.m.Run(time.Millisecond) // timers, answers
 		if n := len(b.ap.Stations()); n > 4 {
