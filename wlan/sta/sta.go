@@ -110,32 +110,32 @@ var (
 type Station struct {
 	Stats Stats
 
-	rxMu   sync.Mutex // serialises Receive; guards ethBuf
-	mu     sync.Mutex // guards the rest
-	cfg    Config
-	recv   func(eth []byte)
+	rxMu sync.Mutex // serialises Receive; guards ethBuf
+	mu   sync.Mutex // guards the rest
+	cfg  Config
+	recv func(eth []byte)
 	// pendingEth is a frame for recv, handed over after mu is released
 	// so that recv may call Send (a bridge flooding, a stack answering).
 	pendingEth []byte
 	onLink     func(up bool)
 	linkUp     bool
-	pmk    [wpa.PMKLen]byte
-	rsne   []byte
-	radio  radio.Radio
-	tx     *mpdupool.Pool
-	state  State
-	now    time.Time
-	sentAt time.Time
-	bssid  wlan.MAC
-	apRSNE []byte
-	aid    uint16
-	supp   *wpa.Supplicant
-	ptk    *ccmp.Key
-	gtk    [4]*ccmp.Key // by key ID
-	seq    wlan.Sequencer
-	rxBuf  []byte
-	ethBuf []byte
-	tsf    uint64 // last beacon timestamp seen
+	pmk        [wpa.PMKLen]byte
+	rsne       []byte
+	radio      radio.Radio
+	tx         *mpdupool.Pool
+	state      State
+	now        time.Time
+	sentAt     time.Time
+	bssid      wlan.MAC
+	apRSNE     []byte
+	aid        uint16
+	supp       *wpa.Supplicant
+	ptk        *ccmp.Key
+	gtk        [4]*ccmp.Key // by key ID
+	seq        wlan.Sequencer
+	rxBuf      []byte
+	ethBuf     []byte
+	tsf        uint64 // last beacon timestamp seen
 }
 
 // New derives the PSK; the station stays idle until Start.
