@@ -9,13 +9,18 @@ import (
 	"github.com/gowrt/gowrt/wlan/ap"
 	"github.com/gowrt/gowrt/wlan/ie"
 	"github.com/gowrt/gowrt/wlan/sta"
+	"github.com/gowrt/gowrt/wlan/wlantest"
 )
 
 // exchange runs test (a)'s traffic: station 0 and 1 join, then frames
 // go station→DS, DS→station, station→station both ways and a broadcast.
 // It returns the BSS for the capture.
-func exchange(t *testing.T) *bss {
-	b := newBSS(t, ap.Config{}, testPassphrase, testPassphrase)
+func exchange(t *testing.T) *bss { return exchangeWith(t, ap.Config{}, sta.Config{Passphrase: testPassphrase}) }
+
+func exchangeWith(t *testing.T, cfg ap.Config, scfg sta.Config) *bss {
+	b := newBSS(t, cfg)
+	b.addStationConfig(t, 0, scfg)
+	b.addStationConfig(t, 1, scfg)
 	b.m.Run(time.Second)
 	for i, s := range b.stas {
 		if s.State() != sta.Authorized {
@@ -68,7 +73,22 @@ func exchange(t *testing.T) *bss {
 }
 
 func TestTwoStationsExchange(t *testing.T) {
-	b := exchange(t)
+	for _, c := range []struct {
+		name string
+		cfg  ap.Config
+		scfg sta.Config
+	}{
+		{"software", ap.Config{}, sta.Config{Passphrase: testPassphrase}},
+		{"hardware", ap.Config{Crypto: ap.CryptoHardware}, sta.Config{Passphrase: testPassphrase}},
+		{"open", ap.Config{Open: true}, sta.Config{Open: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) { twoStations(t, c.cfg, c.scfg) })
+	}
+}
+
+func twoStations(t *testing.T, cfg ap.Config, scfg sta.Config) {
+	b := exchangeWith(t, cfg, scfg)
+	checkAir(t, b, cfg)
 	infos := b.ap.Stations()
 	if len(infos) != 2 {
 		t.Fatalf("stations %+v", infos)
@@ -82,6 +102,51 @@ func TestTwoStationsExchange(t *testing.T) {
 	}
 	if len(aids) != 2 {
 		t.Errorf("AIDs not distinct: %+v", infos)
+	}
+	for _, in := range infos {
+		if in.HardwareKey != (cfg.Crypto == ap.CryptoHardware && !cfg.Open) {
+			t.Errorf("%v: hardware key %v", in.Addr, in.HardwareKey)
+		}
+	}
+	if cfg.Crypto == ap.CryptoHardware {
+		kc := b.apRadio.KeyCache().(*wlantest.KeyCache)
+		if kc.Used() != 3 {
+			t.Errorf("%d key-cache slots used, want the GTK and two PTKs", kc.Used())
+		}
+		if b.apRadio.Decrypted == 0 {
+			t.Error("the radio decrypted nothing")
+		}
+	} else if b.apRadio.Decrypted != 0 {
+		t.Error("the radio decrypted with software crypto")
+	}
+}
+
+// checkAir checks the data frames on the air: protected unless the
+// network is open, and from the AP exactly the Ethernet frames of the
+// test (what a sniffer with the keys decrypts; tshark checks that too).
+func checkAir(t *testing.T, b *bss, cfg ap.Config) {
+	t.Helper()
+	var data, prot int
+	for _, f := range b.tap.frames {
+		fr, err := wlan.Parse(f)
+		if err != nil || fr.FC.Kind() != wlan.KindData {
+			continue
+		}
+		data++
+		if fr.FC.Protected() {
+			prot++
+		}
+	}
+	if data == 0 {
+		t.Fatal("no data frames on the air")
+	}
+	if cfg.Open && prot != 0 {
+		t.Errorf("open network: %d protected frames", prot)
+	}
+	// EAPOL messages 1 and 2 go unprotected; everything else after the
+	// handshake is protected.
+	if !cfg.Open && prot < data-8 {
+		t.Errorf("%d of %d data frames protected", prot, data)
 	}
 }
 
@@ -197,9 +262,16 @@ func TestWrongPassphrase(t *testing.T) {
 	}
 }
 
-// (c) A CCMP frame replayed into the medium is dropped and counted.
+// (c) A CCMP frame replayed into the medium is dropped and counted, with
+// crypto in software and in the key cache (whose decrypted frames the AP
+// still checks against its replay counters).
 func TestReplayDropped(t *testing.T) {
-	b := newBSS(t, ap.Config{}, testPassphrase)
+	t.Run("software", func(t *testing.T) { replayDropped(t, ap.Config{}) })
+	t.Run("hardware", func(t *testing.T) { replayDropped(t, ap.Config{Crypto: ap.CryptoHardware}) })
+}
+
+func replayDropped(t *testing.T, cfg ap.Config) {
+	b := newBSS(t, cfg, testPassphrase)
 	b.m.Run(time.Second)
 	if err := b.stas[0].Send(ethICMP(dsAddr, staAddr(0), 100, 1, 8, 1)); err != nil {
 		t.Fatal(err)
@@ -222,6 +294,29 @@ func TestReplayDropped(t *testing.T) {
 	}
 	if len(b.toDS) != 1 {
 		t.Errorf("replayed frame reached the DS")
+	}
+	if cfg.Crypto == ap.CryptoHardware && b.apRadio.Decrypted < 2 {
+		t.Errorf("the key cache decrypted %d frames; the replay must pass it", b.apRadio.Decrypted)
+	}
+	// A replayed group frame from the AP is dropped by the station.
+	if err := b.ap.SendFromDS(ethARP(dsAddr, 1, 100)); err != nil {
+		t.Fatal(err)
+	}
+	b.m.Run(time.Millisecond)
+	var grp []byte
+	for _, f := range b.tap.frames {
+		fr, err := wlan.Parse(f)
+		if err == nil && fr.FC.Kind() == wlan.KindData && fr.FC.Protected() && fr.FC.FromDS() && fr.Addr1.IsGroup() {
+			grp = f
+		}
+	}
+	if grp == nil || len(b.staRx[0]) != 1 {
+		t.Fatalf("group frame not received (%d)", len(b.staRx[0]))
+	}
+	b.m.Inject(grp)
+	b.m.Run(time.Millisecond)
+	if len(b.staRx[0]) != 1 || b.stas[0].Stats.Replays.Load() != 1 {
+		t.Errorf("replayed group frame: received %d, replays %d", len(b.staRx[0]), b.stas[0].Stats.Replays.Load())
 	}
 }
 
