@@ -389,6 +389,11 @@ func (s *Station) data(h *wlan.Header, frame []byte) {
 		}
 	case h.FC.ToDS() || (h.Addr1 != s.cfg.Addr && !h.Addr1.IsGroup()):
 		return
+	case s.cfg.WDS && h.Addr1.IsGroup():
+		// A 4-address station takes group frames only as 4-address
+		// unicast copies; the 3-address broadcast may be its own LAN's
+		// frame coming back (mac80211 drops these for a 4addr station).
+		return
 	}
 	if !h.FC.HasBody() {
 		return
