@@ -15,7 +15,9 @@ import (
 // exchange runs test (a)'s traffic: station 0 and 1 join, then frames
 // go station→DS, DS→station, station→station both ways and a broadcast.
 // It returns the BSS for the capture.
-func exchange(t *testing.T) *bss { return exchangeWith(t, ap.Config{}, sta.Config{Passphrase: testPassphrase}) }
+func exchange(t *testing.T) *bss {
+	return exchangeWith(t, ap.Config{}, sta.Config{Passphrase: testPassphrase})
+}
 
 func exchangeWith(t *testing.T, cfg ap.Config, scfg sta.Config) *bss {
 	b := newBSS(t, cfg)
