@@ -14,7 +14,11 @@ import (
 const passphrase = "correct horse battery"
 
 func startAP(t *testing.T, m *medium.Medium, bssid wlan.MAC, ssid string) *ap.AP {
-	a, err := ap.New(ap.Config{BSSID: bssid, SSID: ssid, Passphrase: passphrase, Channel: 1})
+	return startAPConfig(t, m, bssid, ssid, false)
+}
+
+func startAPConfig(t testing.TB, m *medium.Medium, bssid wlan.MAC, ssid string, wds bool) *ap.AP {
+	a, err := ap.New(ap.Config{BSSID: bssid, SSID: ssid, Passphrase: passphrase, Channel: 1, WDS: wds})
 	if err != nil {
 		t.Fatal(err)
 	}
