@@ -8,7 +8,9 @@ import (
 
 	"github.com/gowrt/gowrt/wlan"
 	"github.com/gowrt/gowrt/wlan/ap"
+	"github.com/gowrt/gowrt/wlan/ie"
 	"github.com/gowrt/gowrt/wlan/sta"
+	"github.com/gowrt/gowrt/wlan/wlantest"
 )
 
 // Periodic GTK rekey: the group key handshake moves both stations to the
@@ -217,4 +219,55 @@ func tag(eth []byte, vid uint16) []byte {
 	out = binary.BigEndian.AppendUint16(out, 0x8100)
 	out = binary.BigEndian.AppendUint16(out, vid)
 	return append(out, eth[12:]...)
+}
+
+// Bad input with the key cache too: a station with the wrong passphrase
+// never gets a frame to the DS and no key reaches the cache.
+func TestWrongPassphraseHardware(t *testing.T) {
+	b := newBSS(t, ap.Config{Crypto: ap.CryptoHardware}, "wrong horse battery")
+	b.m.Run(5 * time.Second)
+	if b.stas[0].State() == sta.Authorized || b.ap.Stats.EAPOLMICFails.Load() == 0 {
+		t.Fatalf("station %v, MIC failures %d", b.stas[0].State(), b.ap.Stats.EAPOLMICFails.Load())
+	}
+	if n := b.apRadio.KeyCache().(*wlantest.KeyCache).Used(); n != 1 {
+		t.Errorf("%d key-cache slots used, want only the GTK", n)
+	}
+	if len(b.toDS) != 0 {
+		t.Errorf("%d frames reached the DS", len(b.toDS))
+	}
+}
+
+// An association and deauthentication flood from spoofed addresses: the
+// table stays bounded, association requests are rate-limited (so the
+// AP's deauthentication answers to unauthenticated senders are too),
+// and the real station keeps its place.
+func TestAssocDeauthFlood(t *testing.T) {
+	b := newBSS(t, ap.Config{MaxStations: 3}, testPassphrase)
+	b.m.Run(time.Second)
+	sentBefore := b.ap.Stats.Deauths.Load()
+	for i := 0; i < 3000; i++ {
+		sa := wlan.MAC{0x02, 0xf2, 0, byte(i >> 16), byte(i >> 8), byte(i)}
+		req := wlan.AssocReq{Capability: wlan.CapESS | wlan.CapPrivacy, ListenInterval: 10, IEs: ie.AppendSSID(nil, []byte(testSSID))}
+		f := req.Append(wlan.AppendMgmtHeader(nil, wlan.KindAssocReq, 0, apAddr, sa, apAddr, uint16(i)), false)
+		b.m.Inject(f)
+		d := wlan.AppendReason(wlan.AppendMgmtHeader(nil, wlan.KindDeauth, 0, apAddr, sa, apAddr, uint16(i)), wlan.ReasonDeauthLeaving)
+		b.m.Inject(d)
+		if i%100 == 0 {
+			b.m.Run(time.Millisecond)
+		}
+		if n := len(b.ap.Stations()); n > 3 {
+			t.Fatalf("table holds %d stations", n)
+		}
+	}
+	b.m.Run(time.Second)
+	if b.ap.Stats.RateLimited.Load() == 0 {
+		t.Error("association flood not rate-limited")
+	}
+	// At most a second's burst plus the refill are answered.
+	if sent := b.ap.Stats.Deauths.Load() - sentBefore; sent > 2*ap.DefaultMgmtRate {
+		t.Errorf("%d deauthentications sent in answer to a flood", sent)
+	}
+	if b.stas[0].State() != sta.Authorized {
+		t.Errorf("station lost: %v", b.stas[0].State())
+	}
 }
