@@ -225,31 +225,32 @@ type station struct {
 type AP struct {
 	Stats Stats
 
-	rxMu      sync.Mutex // serialises Receive; guards ethBuf
-	mu        sync.Mutex // guards the rest
-	toDS      func(eth []byte)
-	pendingDS []byte // a frame for toDS, handed over after mu is released
-	cfg       Config
-	rsne      []byte
-	authCfg   *wpa.AuthenticatorConfig
-	ring      *wpa.GroupKeyRing
-	gtk       *ccmp.Key // group key used to transmit
-	gtkSlot   int
-	gtkNext   *ccmp.Key // new GTK during a rekey, sent once every station has it
-	radio     radio.Radio
-	keys      radio.KeyCache // nil with software crypto
-	started   bool
-	now       time.Time
-	stations  map[wlan.MAC]*station
-	aids      []*station // index AID-1
-	behind    map[wlan.MAC]behindEntry
-	seq       wlan.Sequencer
-	rxBuf     []byte
-	ethBuf    []byte
-	tim       ie.VirtualBitmap
-	bucket    float64 // management request tokens
-	bucketAt  time.Time
-	tx        *mpdupool.Pool
+	rxMu       sync.Mutex // serialises Receive; guards ethBuf
+	mu         sync.Mutex // guards the rest
+	toDS       func(eth []byte)
+	pendingDS  []byte // a frame for toDS, handed over after mu is released
+	cfg        Config
+	rsne       []byte
+	authCfg    *wpa.AuthenticatorConfig
+	ring       *wpa.GroupKeyRing
+	gtk        *ccmp.Key // group key used to transmit
+	gtkSlot    int
+	gtkNext    *ccmp.Key // new GTK during a rekey, sent once every station has it
+	radio      radio.Radio
+	delivering radio.Radio    // the radio Start started, delivering to the AP
+	keys       radio.KeyCache // nil with software crypto
+	started    bool
+	now        time.Time
+	stations   map[wlan.MAC]*station
+	aids       []*station // index AID-1
+	behind     map[wlan.MAC]behindEntry
+	seq        wlan.Sequencer
+	rxBuf      []byte
+	ethBuf     []byte
+	tim        ie.VirtualBitmap
+	bucket     float64 // management request tokens
+	bucketAt   time.Time
+	tx         *mpdupool.Pool
 }
 
 // New checks cfg and derives the PSK (the slow part: 4096 PBKDF2
@@ -335,11 +336,14 @@ func (a *AP) Start(r radio.Radio, now time.Time) error {
 	}
 	a.now = now
 	a.bucket, a.bucketAt = float64(a.cfg.MgmtRate), now
-	a.started = true
-	if err := r.Start(a); err != nil {
-		a.started = false
-		return err
+	if a.delivering != r {
+		// Once per radio: Reconfigure restarts the AP, not the radio.
+		if err := r.Start(a); err != nil {
+			return err
+		}
+		a.delivering = r
 	}
+	a.started = true
 	a.updateBeacon()
 	return nil
 }

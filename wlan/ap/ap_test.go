@@ -457,9 +457,14 @@ func TestPowerSaveTIM(t *testing.T) {
 // A configuration change deauthenticates every station; they rejoin the
 // new network if they know it.
 func TestReconfigureDeauths(t *testing.T) {
-	b := newBSS(t, ap.Config{}, testPassphrase)
+	t.Run("software", func(t *testing.T) { reconfigureDeauths(t, ap.Config{}) })
+	t.Run("hardware", func(t *testing.T) { reconfigureDeauths(t, ap.Config{Crypto: ap.CryptoHardware}) })
+}
+
+func reconfigureDeauths(t *testing.T, cfg ap.Config) {
+	b := newBSS(t, cfg, testPassphrase)
 	b.m.Run(time.Second)
-	if err := b.ap.Reconfigure(ap.Config{BSSID: apAddr, SSID: testSSID, Passphrase: "another passphrase", Channel: 11}, b.m.Now()); err != nil {
+	if err := b.ap.Reconfigure(ap.Config{BSSID: apAddr, SSID: testSSID, Passphrase: "another passphrase", Channel: 11, Crypto: cfg.Crypto}, b.m.Now()); err != nil {
 		t.Fatal(err)
 	}
 	b.m.Run(2 * time.Second)
@@ -469,5 +474,11 @@ func TestReconfigureDeauths(t *testing.T) {
 	}
 	if got := b.ap.Stats.EAPOLMICFails.Load(); got == 0 {
 		t.Error("old passphrase not refused by the new configuration")
+	}
+	if cfg.Crypto == ap.CryptoHardware {
+		// The old keys left the cache; only the new GTK is there.
+		if n := b.apRadio.KeyCache().(*wlantest.KeyCache).Used(); n != 1 {
+			t.Errorf("%d key-cache slots used after reconfigure, want 1", n)
+		}
 	}
 }

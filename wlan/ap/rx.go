@@ -349,9 +349,6 @@ func (a *AP) receiveData(h *wlan.Header, frame []byte, st *radio.RxStatus) {
 		s.wds = true
 		sa = h.Addr4
 		a.learnBehind(s, sa)
-	} else if sa != s.addr {
-		a.Stats.Malformed.Add(1)
-		return
 	}
 	if da.IsGroup() {
 		a.deliverDS(da, sa, etherType, payload)
