@@ -56,6 +56,17 @@ type bss struct {
 // newBSS starts an AP and one station per passphrase on a fresh medium.
 func newBSS(t testing.TB, cfg ap.Config, passphrases ...string) *bss {
 	t.Helper()
+	slots := 0
+	if cfg.Crypto == ap.CryptoHardware {
+		slots = 128 // the AR9300's key cache
+	}
+	return newBSSSlots(t, cfg, slots, passphrases...)
+}
+
+// newBSSSlots is newBSS with a key cache of the given size on the AP's
+// radio (0: none).
+func newBSSSlots(t testing.TB, cfg ap.Config, slots int, passphrases ...string) *bss {
+	t.Helper()
 	b := &bss{}
 	var err error
 	b.m, err = medium.New(medium.Config{Start: time.Unix(1_800_000_000, 0), Seed: 1, Capture: &b.capture})
@@ -83,10 +94,6 @@ func newBSS(t testing.TB, cfg ap.Config, passphrases ...string) *bss {
 	b.ap, err = ap.New(cfg)
 	if err != nil {
 		t.Fatal(err)
-	}
-	slots := 0
-	if cfg.Crypto == ap.CryptoHardware {
-		slots = 128 // the AR9300's key cache
 	}
 	b.apRadio = wlantest.NewRadio(b.m, wlantest.RadioConfig{Addr: apAddr, KeySlots: slots, Tick: b.ap})
 	if err := b.ap.Start(b.apRadio, b.m.Now()); err != nil {

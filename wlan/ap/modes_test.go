@@ -271,3 +271,45 @@ func TestAssocDeauthFlood(t *testing.T) {
 		t.Errorf("station lost: %v", b.stas[0].State())
 	}
 }
+
+// A key cache too small for every station: the first station's PTK goes
+// into the cache, the second one's stays in software (the radio hands
+// its frames up undecrypted and sends what the AP encrypted), and both
+// exchange frames. A radio with no key cache at all cannot run hardware
+// crypto.
+func TestKeyCacheFull(t *testing.T) {
+	// Slots 0..3 hold group keys; slot 4 is AID 1's.
+	b := newBSSSlots(t, ap.Config{Crypto: ap.CryptoHardware}, 5, testPassphrase)
+	b.m.Run(time.Second)
+	b.addStation(t, 1, testPassphrase)
+	b.m.Run(time.Second)
+	hw := map[wlan.MAC]bool{}
+	for _, in := range b.ap.Stations() {
+		hw[in.Addr] = in.HardwareKey
+	}
+	if !hw[staAddr(0)] || hw[staAddr(1)] || len(hw) != 2 {
+		t.Fatalf("hardware keys %v: want station 0 only", hw)
+	}
+	for i := 0; i < 2; i++ {
+		eth := ethICMP(dsAddr, staAddr(i), byte(100+i), 1, 8, 1)
+		if err := b.stas[i].Send(eth); err != nil {
+			t.Fatal(err)
+		}
+		back := ethICMP(staAddr(i), dsAddr, 1, byte(100+i), 0, 1)
+		if err := b.ap.SendFromDS(back); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.m.Run(time.Millisecond)
+	if len(b.toDS) != 2 || len(b.staRx[0]) != 1 || len(b.staRx[1]) != 1 {
+		t.Fatalf("to DS %d, station 0 %d, station 1 %d", len(b.toDS), len(b.staRx[0]), len(b.staRx[1]))
+	}
+
+	a, err := ap.New(ap.Config{SSID: "x", Passphrase: testPassphrase, Crypto: ap.CryptoHardware})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(wlantest.NewRadio(b.m, wlantest.RadioConfig{Addr: wlan.MAC{2, 9, 9, 9, 9, 9}}), b.m.Now()); err != ap.ErrNoKeyCache {
+		t.Errorf("hardware crypto without a key cache: %v", err)
+	}
+}
