@@ -82,6 +82,7 @@ func TestTwoStationsExchange(t *testing.T) {
 	}{
 		{"software", ap.Config{}, sta.Config{Passphrase: testPassphrase}},
 		{"hardware", ap.Config{Crypto: ap.CryptoHardware}, sta.Config{Passphrase: testPassphrase}},
+		{"hardware-both-ends", ap.Config{Crypto: ap.CryptoHardware}, sta.Config{Passphrase: testPassphrase, HardwareCrypto: true}},
 		{"open", ap.Config{Open: true}, sta.Config{Open: true}},
 	} {
 		t.Run(c.name, func(t *testing.T) { twoStations(t, c.cfg, c.scfg) })
@@ -125,6 +126,11 @@ func twoStations(t *testing.T, cfg ap.Config, scfg sta.Config) {
 		}
 	} else if b.apRadio.Decrypted != 0 {
 		t.Error("the radio decrypted with software crypto")
+	}
+	for i, r := range b.radios {
+		if scfg.HardwareCrypto != (r.Decrypted != 0) {
+			t.Errorf("station %d's radio decrypted %d frames (hardware crypto %v)", i, r.Decrypted, scfg.HardwareCrypto)
+		}
 	}
 }
 

@@ -122,7 +122,11 @@ func (b *bss) addStationConfig(t testing.TB, i int, cfg sta.Config) *sta.Station
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := wlantest.NewRadio(b.m, wlantest.RadioConfig{Addr: staAddr(i), Tick: s})
+	slots := 0
+	if cfg.HardwareCrypto {
+		slots = 8
+	}
+	r := wlantest.NewRadio(b.m, wlantest.RadioConfig{Addr: staAddr(i), Tick: s, KeySlots: slots})
 	if err := s.Start(r, b.m.Now()); err != nil {
 		t.Fatal(err)
 	}

@@ -19,12 +19,18 @@ import (
 // its place.
 func TestGroupRekey(t *testing.T) {
 	for _, cfg := range []ap.Config{{GroupRekey: 5 * time.Second}, {GroupRekey: 5 * time.Second, Crypto: ap.CryptoHardware}} {
-		t.Run(cfg.Crypto.String(), func(t *testing.T) { groupRekey(t, cfg) })
+		t.Run(cfg.Crypto.String(), func(t *testing.T) { groupRekey(t, cfg, false) })
 	}
+	t.Run("hardware-both-ends", func(t *testing.T) {
+		groupRekey(t, ap.Config{GroupRekey: 5 * time.Second, Crypto: ap.CryptoHardware}, true)
+	})
 }
 
-func groupRekey(t *testing.T, cfg ap.Config) {
-	b := newBSS(t, cfg, testPassphrase, testPassphrase)
+func groupRekey(t *testing.T, cfg ap.Config, staHW bool) {
+	b := newBSS(t, cfg)
+	for i := 0; i < 2; i++ {
+		b.addStationConfig(t, i, sta.Config{Passphrase: testPassphrase, HardwareCrypto: staHW})
+	}
 	b.m.Run(time.Second)
 	if id := b.ap.GroupKeyID(); id != 1 {
 		t.Fatalf("GTK key ID %d, want 1", id)

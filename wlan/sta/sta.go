@@ -61,6 +61,10 @@ type Config struct {
 	Open bool
 	// WDS is 4-address mode: the station bridges a LAN behind it.
 	WDS bool
+	// HardwareCrypto puts the PTK and GTKs into the radio's key cache
+	// (crypto placement like ath10k's cryptmode 0) instead of running
+	// CCMP in software; the station still checks every PN.
+	HardwareCrypto bool
 	// Receive gets the Ethernet frames the station receives; borrowed.
 	Receive func(eth []byte)
 	Rand    io.Reader
@@ -104,6 +108,7 @@ var (
 	ErrNotAuthorized = errors.New("sta: not authorized")
 	ErrShortEth      = errors.New("sta: Ethernet frame too short")
 	ErrTooLong       = errors.New("sta: frame too long for an MSDU")
+	ErrNoKeyCache    = errors.New("sta: hardware crypto needs a radio with a key cache")
 )
 
 // Station is a client. Its methods are safe for concurrent use.
@@ -122,6 +127,7 @@ type Station struct {
 	pmk        [wpa.PMKLen]byte
 	rsne       []byte
 	radio      radio.Radio
+	keys       radio.KeyCache // with HardwareCrypto
 	tx         *mpdupool.Pool
 	state      State
 	now        time.Time
@@ -159,6 +165,11 @@ func (s *Station) Start(r radio.Radio, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.radio, s.now = r, now
+	if s.cfg.HardwareCrypto && !s.cfg.Open {
+		if s.keys = r.KeyCache(); s.keys == nil {
+			return ErrNoKeyCache
+		}
+	}
 	if err := r.Start(s); err != nil {
 		return err
 	}
@@ -279,14 +290,13 @@ func (s *Station) tick(now time.Time) {
 	}
 }
 
-// Receive implements radio.Receiver: it handles a frame from the air; it
-// only reads frame. The receive status is not used: the station decrypts
-// in software.
-func (s *Station) Receive(frame []byte, _ *radio.RxStatus) {
+// Receive implements radio.Receiver: it handles a frame from the air with
+// its receive status (nil: nothing decrypted); it only reads frame.
+func (s *Station) Receive(frame []byte, st *radio.RxStatus) {
 	s.rxMu.Lock()
 	defer s.rxMu.Unlock()
 	s.mu.Lock()
-	s.receive(frame)
+	s.receive(frame, st)
 	recv, eth := s.recv, s.pendingEth
 	s.pendingEth = nil
 	link, up, changed := s.linkChange()
@@ -309,7 +319,7 @@ func (s *Station) linkChange() (func(bool), bool, bool) {
 	return s.onLink, up, true
 }
 
-func (s *Station) receive(frame []byte) {
+func (s *Station) receive(frame []byte, st *radio.RxStatus) {
 	h, err := wlan.ParseHeader(frame)
 	if err != nil {
 		return
@@ -345,10 +355,11 @@ func (s *Station) receive(frame []byte) {
 		if h.Addr1 == s.cfg.Addr && h.Addr2 == s.bssid && s.state > Scanning {
 			s.Stats.Deauths.Add(1)
 			s.ptk, s.gtk, s.supp, s.aid = nil, [4]*ccmp.Key{}, nil, 0
+			s.clearKeys()
 			s.setState(Scanning)
 		}
 	case wlan.KindData, wlan.KindQoSData:
-		s.data(&h, frame)
+		s.data(&h, frame, st)
 	}
 }
 
@@ -378,7 +389,7 @@ func (s *Station) beacon(h *wlan.Header, body []byte) {
 	s.authenticate()
 }
 
-func (s *Station) data(h *wlan.Header, frame []byte) {
+func (s *Station) data(h *wlan.Header, frame []byte, st *radio.RxStatus) {
 	fourAddr := h.FC.ToDS() && h.FC.FromDS()
 	switch {
 	case h.Addr2 != s.bssid || !h.FC.FromDS():
@@ -411,8 +422,18 @@ func (s *Station) data(h *wlan.Header, frame []byte) {
 			s.Stats.Dropped.Add(1)
 			return
 		}
+		if st != nil && st.DecryptErr {
+			s.Stats.Dropped.Add(1)
+			return
+		}
 		s.rxBuf = append(s.rxBuf[:0], frame...)
-		plain, err := key.Decap(s.rxBuf)
+		var plain []byte
+		var err error
+		if st != nil && st.Decrypted {
+			plain, err = key.AcceptDecrypted(s.rxBuf) // the PN check is ours
+		} else {
+			plain, err = key.Decap(s.rxBuf)
+		}
 		if err != nil {
 			if errors.Is(err, ccmp.ErrReplay) {
 				s.Stats.Replays.Add(1)
@@ -468,11 +489,19 @@ func (s *Station) eapol(frame []byte) {
 		if k, err := ccmp.NewKey(gtk, id); err == nil {
 			k.SetRxPN(rsc)
 			s.gtk[id] = k
+			if s.keys != nil {
+				_ = s.keys.Install(id, wlan.Broadcast, uint8(id), [16]byte(gtk), 0)
+			}
 		}
 	}
 	if ev&wpa.EventPTK != 0 {
 		ptk, _ := s.supp.PTK()
 		s.ptk, _ = ccmp.NewKey(ptk.TK[:], 0)
+		if s.keys != nil {
+			// The answer to message 3 went out above, unprotected by
+			// the cache: the key goes in after it (802.11-2016 12.7.6.5).
+			_ = s.keys.Install(pairwiseSlot, s.bssid, 0, ptk.TK, 1)
+		}
 		s.authorized()
 	}
 }
@@ -513,6 +542,19 @@ func (s *Station) sendData(da, sa wlan.MAC, etherType uint16, payload []byte, ke
 		s.tx.Put(t)
 		return ErrTooLong
 	}
+	if key != nil && s.keys != nil {
+		// The radio encrypts: the Protected bit and room for the CCMP
+		// header and MIC (radio.TxRequest).
+		h.FC |= wlan.FlagProtected
+		f := wlan.AppendHeader(t.Buf[:0], &h)
+		f = append(f, ccmpRoom[:]...)
+		f = wlan.AppendMSDU(f, etherType, payload)
+		f = append(f, ccmpRoom[:]...)
+		if s.tx.Submit(s.radio, t, f, pairwiseSlot, false, &series) != nil {
+			s.Stats.TxDropped.Add(1)
+		}
+		return nil
+	}
 	f := wlan.AppendHeader(t.Buf[:0], &h)
 	f = wlan.AppendMSDU(f, etherType, payload)
 	if key != nil {
@@ -524,6 +566,21 @@ func (s *Station) sendData(da, sa wlan.MAC, etherType uint16, payload []byte, ke
 	}
 	s.transmit(t, f)
 	return nil
+}
+
+// Key-cache layout: group keys in the slots of their key IDs, the PTK
+// after them (as the AP lays it out, after ath9k).
+const pairwiseSlot = 4
+
+var ccmpRoom [ccmp.HeaderLen]byte
+
+func (s *Station) clearKeys() {
+	if s.keys == nil {
+		return
+	}
+	for slot := 0; slot <= pairwiseSlot; slot++ {
+		_ = s.keys.Clear(slot)
+	}
 }
 
 // Send transmits an Ethernet frame, protected with the PTK. In 3-address

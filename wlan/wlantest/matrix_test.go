@@ -196,12 +196,15 @@ func runCase(t *testing.T, c cryptoCase, tp topology) {
 	lan.ns.Adopt(t, lan.dev, lanAddr+"/24")
 
 	// The station.
-	s, err := sta.New(sta.Config{Addr: staMAC, SSID: ssid, Passphrase: passphrase, Open: c.open, WDS: tp != oneToOne})
+	// Crypto in the key cache on both ends in the hardware case.
+	s, err := sta.New(sta.Config{Addr: staMAC, SSID: ssid, Passphrase: passphrase, Open: c.open, WDS: tp != oneToOne,
+		HardwareCrypto: c.place == ap.CryptoHardware})
 	if err != nil {
 		t.Fatal(err)
 	}
 	staNIC := s.NIC()
-	if err := s.Start(wlantest.NewRadio(m, wlantest.RadioConfig{Addr: staMAC, Tick: s}), m.Now()); err != nil {
+	staRadio := wlantest.NewRadio(m, wlantest.RadioConfig{Addr: staMAC, Tick: s, KeySlots: slots})
+	if err := s.Start(staRadio, m.Now()); err != nil {
 		t.Fatal(err)
 	}
 	stop := wlantest.RunRealtime(m, time.Millisecond)
@@ -276,8 +279,8 @@ func runCase(t *testing.T, c cryptoCase, tp topology) {
 	if tp != oneToOne && infos[0].Behind < 2 {
 		t.Errorf("%d addresses learned behind the station, want the bridge's hosts", infos[0].Behind)
 	}
-	if c.place == ap.CryptoHardware && !c.open && apRadio.Decrypted == 0 {
-		t.Error("the key cache decrypted nothing")
+	if hw := c.place == ap.CryptoHardware && !c.open; hw != (apRadio.Decrypted != 0) || hw != (staRadio.Decrypted != 0) {
+		t.Errorf("key caches decrypted %d (AP) and %d (station) frames, hardware crypto %v", apRadio.Decrypted, staRadio.Decrypted, hw)
 	}
 	if err := m.CaptureErr(); err != nil {
 		t.Fatal(err)
