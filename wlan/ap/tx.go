@@ -15,17 +15,17 @@ import (
 const maxMPDU = 32 + ccmp.HeaderLen + wlan.MSDUHeaderLen + 2304 + ccmp.MICLen
 
 // Retry schedules until rate control (ath/rate) sits between the AP and
-// the radio: management and group frames at the lowest basic rate
-// (802.11-2016 10.6.6.2 sends them at a basic rate), data falling back
-// from 54 Mb/s OFDM to 1 Mb/s CCK. Tries per series follow ath9k's
-// four-series default of a few tries each.
+// the radio: management and group frames at 6 Mb/s OFDM, the lowest rate
+// mandatory in both bands (802.11-2016 10.6.6.2 sends them at a basic
+// rate), data falling back from 54 to 6 Mb/s. Tries per series follow
+// ath9k's four-series default of a few tries each.
 var (
-	mgmtSeries = [radio.MaxSeries]radio.Series{{Rate: airtime.Legacy(1000), Tries: 4}}
+	mgmtSeries = [radio.MaxSeries]radio.Series{{Rate: airtime.Legacy(6000), Tries: 4}}
 	dataSeries = [radio.MaxSeries]radio.Series{
 		{Rate: airtime.Legacy(54000), Tries: 2},
 		{Rate: airtime.Legacy(24000), Tries: 2},
-		{Rate: airtime.Legacy(11000), Tries: 2},
-		{Rate: airtime.Legacy(1000), Tries: 4},
+		{Rate: airtime.Legacy(12000), Tries: 2},
+		{Rate: airtime.Legacy(6000), Tries: 4},
 	}
 )
 

@@ -48,9 +48,10 @@ const (
 	maxMPDU  = 30 + ccmp.HeaderLen + wlan.MSDUHeaderLen + 2304 + ccmp.MICLen
 )
 
-// series is the retry schedule until rate control is wired in: the lowest
-// basic rate, a few tries (what management frames use anyway).
-var series = [radio.MaxSeries]radio.Series{{Rate: airtime.Legacy(1000), Tries: 4}}
+// series is the retry schedule until rate control is wired in: 6 Mb/s
+// OFDM, mandatory in both bands, a few tries (what management frames use
+// anyway).
+var series = [radio.MaxSeries]radio.Series{{Rate: airtime.Legacy(6000), Tries: 4}}
 
 // Config is a station's configuration.
 type Config struct {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gowrt/gowrt/ath/airtime"
 	"github.com/gowrt/gowrt/internal/netns"
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/bridge"
@@ -21,6 +22,7 @@ import (
 	"github.com/gowrt/gowrt/wlan"
 	"github.com/gowrt/gowrt/wlan/ap"
 	"github.com/gowrt/gowrt/wlan/medium"
+	"github.com/gowrt/gowrt/wlan/radio"
 	"github.com/gowrt/gowrt/wlan/sta"
 	"github.com/gowrt/gowrt/wlan/wlantest"
 )
@@ -150,7 +152,9 @@ func (h *host) dhcp(t *testing.T) {
 
 func runCase(t *testing.T, c cryptoCase, tp topology) {
 	var capture bytes.Buffer
-	m, err := medium.New(medium.Config{Start: time.Unix(1_800_000_000, 0), Seed: 7, Capture: &capture})
+	// 2.4 GHz timing; the radios are wlan/medium's SimRadios: EDCA,
+	// airtime, ACKs and retries, a key cache.
+	m, err := medium.New(medium.Config{Start: time.Unix(1_800_000_000, 0), Seed: 7, Capture: &capture, PHY: airtime.TwoGHz(true)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,11 +168,12 @@ func runCase(t *testing.T, c cryptoCase, tp topology) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slots := 0
-	if c.place == ap.CryptoHardware {
-		slots = 128
+	ch6 := radio.Channel{Number: 6}
+	apRadio, err := m.NewRadio(medium.RadioConfig{Addr: bssid, Channel: ch6})
+	if err != nil {
+		t.Fatal(err)
 	}
-	apRadio := wlantest.NewRadio(m, wlantest.RadioConfig{Addr: bssid, KeySlots: slots, Tick: a})
+	m.Attach(wlantest.TickOnly{T: a})
 	if err := a.Start(apRadio, m.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +208,11 @@ func runCase(t *testing.T, c cryptoCase, tp topology) {
 		t.Fatal(err)
 	}
 	staNIC := s.NIC()
-	staRadio := wlantest.NewRadio(m, wlantest.RadioConfig{Addr: staMAC, Tick: s, KeySlots: slots})
+	staRadio, err := m.NewRadio(medium.RadioConfig{Addr: staMAC, Channel: ch6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Attach(wlantest.TickOnly{T: s})
 	if err := s.Start(staRadio, m.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -279,9 +288,14 @@ func runCase(t *testing.T, c cryptoCase, tp topology) {
 	if tp != oneToOne && infos[0].Behind < 2 {
 		t.Errorf("%d addresses learned behind the station, want the bridge's hosts", infos[0].Behind)
 	}
-	if hw := c.place == ap.CryptoHardware && !c.open; hw != (apRadio.Decrypted != 0) || hw != (staRadio.Decrypted != 0) {
-		t.Errorf("key caches decrypted %d (AP) and %d (station) frames, hardware crypto %v", apRadio.Decrypted, staRadio.Decrypted, hw)
+	as, ss := apRadio.Stats(), staRadio.Stats()
+	if hw := c.place == ap.CryptoHardware && !c.open; hw != (as.RxDecrypted != 0) || hw != (ss.RxDecrypted != 0) {
+		t.Errorf("key caches decrypted %d (AP) and %d (station) frames, hardware crypto %v", as.RxDecrypted, ss.RxDecrypted, hw)
 	}
+	if as.TxAcked == 0 || ss.TxAcked == 0 {
+		t.Errorf("acknowledged requests: AP %d, station %d", as.TxAcked, ss.TxAcked)
+	}
+	t.Logf("AP radio %+v", as)
 	if err := m.CaptureErr(); err != nil {
 		t.Fatal(err)
 	}

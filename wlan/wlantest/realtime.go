@@ -66,3 +66,14 @@ type flatFrame []byte
 func (f flatFrame) Segments() [][]byte { return [][]byte{f} }
 func (f flatFrame) Len() int           { return len(f) }
 func (f flatFrame) Release()           {}
+
+// TickOnly is a medium.Device that only passes the medium's clock to a
+// MAC layer whose frames go through a medium.SimRadio (which delivers
+// them itself): attach it with Medium.Attach.
+type TickOnly struct{ T Ticker }
+
+// Receive implements medium.Device: the SimRadio delivers the frames.
+func (TickOnly) Receive([]byte) {}
+
+// Tick implements medium.Device.
+func (d TickOnly) Tick(now time.Time) { d.T.Tick(now) }
