@@ -43,6 +43,7 @@ import (
 	"github.com/gowrt/gowrt/wlan/ie"
 	"github.com/gowrt/gowrt/wlan/internal/mpdupool"
 	"github.com/gowrt/gowrt/wlan/radio"
+	"github.com/gowrt/gowrt/wlan/reorder"
 	"github.com/gowrt/gowrt/wlan/wpa"
 )
 
@@ -170,6 +171,7 @@ type Stats struct {
 	CCMPErrors     atomic.Uint64 // CCMP frames dropped: MIC or format
 	Malformed      atomic.Uint64 // frames that did not parse
 	NotForUs       atomic.Uint64
+	Duplicates     atomic.Uint64 // retransmissions of frames already received
 	RxData         atomic.Uint64 // frames passed to the DS
 	Relayed        atomic.Uint64 // frames relayed station to station
 	TxData         atomic.Uint64 // data frames sent to stations
@@ -207,6 +209,10 @@ type station struct {
 	aid      uint16
 	lastSeen time.Time
 	auth     *wpa.Authenticator
+	authRSNE []byte // the RSN element auth was made for
+	// dup drops retransmissions the AP already took (a lost ACK makes
+	// the station's radio send a frame again, Retry bit set).
+	dup reorder.DupFilter
 	// key is the pairwise key: with software crypto it protects and
 	// checks frames; with hardware crypto it only keeps the receive
 	// replay counters (the radio has the key in slot).

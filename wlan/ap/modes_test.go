@@ -319,3 +319,36 @@ func TestKeyCacheFull(t *testing.T) {
 		t.Errorf("hardware crypto without a key cache: %v", err)
 	}
 }
+
+// A frame sent again with the Retry bit (its ACK was lost) is a duplicate
+// and dropped before it reaches CCMP (which would count it as a replay)
+// or the DS; the same bytes without the Retry bit are a replay.
+func TestDuplicateDetection(t *testing.T) {
+	b := newBSS(t, ap.Config{}, testPassphrase)
+	b.m.Run(time.Second)
+	if err := b.stas[0].Send(ethICMP(dsAddr, staAddr(0), 100, 1, 8, 1)); err != nil {
+		t.Fatal(err)
+	}
+	b.m.Run(time.Millisecond)
+	var last []byte
+	for _, f := range b.tap.frames {
+		if h, err := wlan.ParseHeader(f); err == nil && h.FC.Kind() == wlan.KindData && h.FC.Protected() && h.FC.ToDS() {
+			last = f
+		}
+	}
+	if last == nil || len(b.toDS) != 1 {
+		t.Fatalf("no frame to retransmit (%d to the DS)", len(b.toDS))
+	}
+	retry := append([]byte{}, last...)
+	retry[1] |= byte(wlan.FlagRetry >> 8)
+	b.m.Inject(retry)
+	b.m.Run(time.Millisecond)
+	if b.ap.Stats.Duplicates.Load() != 1 || b.ap.Stats.Replays.Load() != 0 || len(b.toDS) != 1 {
+		t.Fatalf("retransmission: duplicates %d, replays %d, to DS %d", b.ap.Stats.Duplicates.Load(), b.ap.Stats.Replays.Load(), len(b.toDS))
+	}
+	b.m.Inject(last)
+	b.m.Run(time.Millisecond)
+	if b.ap.Stats.Duplicates.Load() != 1 || b.ap.Stats.Replays.Load() != 1 || len(b.toDS) != 1 {
+		t.Fatalf("replay: duplicates %d, replays %d, to DS %d", b.ap.Stats.Duplicates.Load(), b.ap.Stats.Replays.Load(), len(b.toDS))
+	}
+}

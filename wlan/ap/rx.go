@@ -1,6 +1,7 @@
 package ap
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 
@@ -47,6 +48,9 @@ func (a *AP) receive(frame []byte, st *radio.RxStatus) {
 		return
 	}
 	body := frame[h.Len:]
+	if a.duplicate(&h) {
+		return
+	}
 	switch h.FC.Kind().Type() {
 	case wlan.TypeManagement:
 		a.receiveMgmt(&h, body)
@@ -60,6 +64,28 @@ func (a *AP) receive(frame []byte, st *radio.RxStatus) {
 			}
 		}
 	}
+}
+
+// duplicate reports (and counts) a management or data frame to the AP
+// that repeats the last one from the same station (802.11-2016
+// 10.3.2.14): the station's radio sent it again because our ACK was lost.
+func (a *AP) duplicate(h *wlan.Header) bool {
+	if h.FC.Kind().Type() == wlan.TypeControl || h.Addr1 != a.cfg.BSSID {
+		return false
+	}
+	s := a.stations[h.Addr2]
+	if s == nil {
+		return false
+	}
+	tid := uint8(wlan.NonQoSTID)
+	if h.FC.IsQoSData() {
+		tid = h.QoS.TID()
+	}
+	if s.dup.Check(tid, h.Seq, h.FC.Retry()) {
+		a.Stats.Duplicates.Add(1)
+		return true
+	}
+	return false
 }
 
 func (a *AP) receiveMgmt(h *wlan.Header, body []byte) {
@@ -81,7 +107,7 @@ func (a *AP) receiveMgmt(h *wlan.Header, body []byte) {
 		if a.limited() {
 			return
 		}
-		a.authenticate(h.Addr2, body)
+		a.authenticate(h, body)
 	case wlan.KindAssocReq, wlan.KindReassocReq:
 		if a.limited() {
 			return
@@ -150,7 +176,8 @@ func (a *AP) probe(h *wlan.Header, body []byte) {
 	a.sendMgmt(wlan.KindProbeResp, h.Addr2, func(b []byte) []byte { return a.beaconBody(b, false, false) })
 }
 
-func (a *AP) authenticate(sa wlan.MAC, body []byte) {
+func (a *AP) authenticate(h *wlan.Header, body []byte) {
+	sa := h.Addr2
 	req, err := wlan.ParseAuth(body)
 	if err != nil {
 		a.Stats.Malformed.Add(1)
@@ -174,7 +201,9 @@ func (a *AP) authenticate(sa wlan.MAC, body []byte) {
 		if s != nil {
 			a.remove(s)
 		}
-		a.stations[sa] = &station{addr: sa, state: stateAuthenticated, lastSeen: a.now, slot: radio.NoKey}
+		ns := &station{addr: sa, state: stateAuthenticated, lastSeen: a.now, slot: radio.NoKey}
+		ns.dup.Check(wlan.NonQoSTID, h.Seq, h.FC.Retry()) // its retransmissions are duplicates
+		a.stations[sa] = ns
 		a.Stats.Authenticated.Add(1)
 	}
 	a.sendMgmt(wlan.KindAuth, sa, resp.Append)
@@ -248,7 +277,15 @@ func (a *AP) associate(sa wlan.MAC, body []byte, reassoc bool) {
 		a.Stats.Authorized.Add(1)
 		return
 	}
-	s.auth = wpa.NewAuthenticator(a.authCfg, sa, append([]byte(nil), rsne...))
+	if s.auth == nil || !bytes.Equal(s.authRSNE, rsne) {
+		s.auth = wpa.NewAuthenticator(a.authCfg, sa, append([]byte(nil), rsne...))
+		s.authRSNE = append(s.authRSNE[:0], rsne...)
+	}
+	// A station that associates again (its request crossed our answer)
+	// keeps its authenticator: the 4-way handshake restarts with a new
+	// ANonce but the replay counter goes on, so an answer to the old
+	// message 1 is a stale replay, not a MIC failure (hostapd keeps its
+	// per-station state machine across reassociation the same way).
 	msg, err := s.auth.Start(a.now)
 	if err == nil {
 		a.sendEAPOL(s, msg)

@@ -28,6 +28,7 @@ import (
 	"github.com/gowrt/gowrt/wlan/ie"
 	"github.com/gowrt/gowrt/wlan/internal/mpdupool"
 	"github.com/gowrt/gowrt/wlan/radio"
+	"github.com/gowrt/gowrt/wlan/reorder"
 	"github.com/gowrt/gowrt/wlan/wpa"
 )
 
@@ -98,6 +99,7 @@ type Stats struct {
 	Received    atomic.Uint64 // Ethernet frames delivered
 	Sent        atomic.Uint64
 	Dropped     atomic.Uint64
+	Duplicates  atomic.Uint64 // retransmissions of frames already received
 	Replays     atomic.Uint64 // CCMP frames dropped as replays
 	TxDropped   atomic.Uint64 // frames the radio had no room for
 	Deauths     atomic.Uint64 // deauthentications received
@@ -140,6 +142,7 @@ type Station struct {
 	ptk        *ccmp.Key
 	gtk        [4]*ccmp.Key // by key ID
 	seq        wlan.Sequencer
+	dup        reorder.DupFilter // frames from the AP
 	rxBuf      []byte
 	ethBuf     []byte
 	tsf        uint64 // last beacon timestamp seen
@@ -326,6 +329,17 @@ func (s *Station) receive(frame []byte, st *radio.RxStatus) {
 		return
 	}
 	body := frame[h.Len:]
+	if h.FC.Kind().Type() != wlan.TypeControl && h.Addr1 == s.cfg.Addr && h.Addr2 == s.bssid {
+		// 802.11-2016 10.3.2.14: a retransmission after a lost ACK.
+		tid := uint8(wlan.NonQoSTID)
+		if h.FC.IsQoSData() {
+			tid = h.QoS.TID()
+		}
+		if s.dup.Check(tid, h.Seq, h.FC.Retry()) {
+			s.Stats.Duplicates.Add(1)
+			return
+		}
+	}
 	switch h.FC.Kind() {
 	case wlan.KindBeacon, wlan.KindProbeResp:
 		s.beacon(&h, body)
@@ -382,6 +396,7 @@ func (s *Station) beacon(h *wlan.Header, body []byte) {
 	}
 	// Found the network (a hidden one answers our directed probe).
 	s.bssid = h.Addr3
+	s.dup.Reset()
 	s.tsf = b.Timestamp
 	if !s.cfg.Open {
 		s.apRSNE = append([]byte{byte(ie.IDRSN), byte(len(es.RSN))}, es.RSN...)
@@ -483,7 +498,16 @@ func (s *Station) eapol(frame []byte) {
 		s.Stats.EAPOLErrors.Add(1)
 	}
 	if resp != nil {
-		_ = s.sendData(s.bssid, s.cfg.Addr, wpa.EtherTypeEAPOL, resp, s.ptk)
+		// Messages 2 and 4 of the 4-way handshake go unprotected, also
+		// when message 3 is retransmitted after we installed the PTK:
+		// the AP installs its side only on message 4, so a protected
+		// message 4 could never reach it. The group handshake's answer
+		// goes under the PTK.
+		key := s.ptk
+		if k, err := wpa.ParseKeyFrame(resp); err == nil && k.KeyInfo&wpa.KeyInfoPairwise != 0 {
+			key = nil
+		}
+		_ = s.sendData(s.bssid, s.cfg.Addr, wpa.EtherTypeEAPOL, resp, key)
 	}
 	if ev&wpa.EventGTK != 0 {
 		gtk, id, rsc := s.supp.GTK()
