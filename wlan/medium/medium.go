@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/gowrt/gowrt/ath/airtime"
+	"github.com/gowrt/gowrt/ath/chansim"
 	"github.com/gowrt/gowrt/internal/pcap"
 	"github.com/gowrt/gowrt/wlan/radio"
 )
@@ -88,6 +89,7 @@ type Medium struct {
 	rng     *rand.Rand
 	radios  []*Radio
 	loss    map[[2]int]float64
+	models  map[[2]int]*chansim.Channel
 	pending []inFlight
 	capture *pcap.Writer
 	capErr  error
@@ -131,11 +133,12 @@ type Radio struct {
 // New makes a medium.
 func New(cfg Config) (*Medium, error) {
 	m := &Medium{
-		start: cfg.Start,
-		step:  cfg.Step,
-		phy:   cfg.PHY,
-		rng:   rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		loss:  make(map[[2]int]float64),
+		start:  cfg.Start,
+		step:   cfg.Step,
+		phy:    cfg.PHY,
+		rng:    rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		loss:   make(map[[2]int]float64),
+		models: make(map[[2]int]*chansim.Channel),
 	}
 	if m.step < time.Microsecond {
 		m.step = time.Millisecond

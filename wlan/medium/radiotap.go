@@ -10,18 +10,21 @@ import (
 // Radiotap fields (radiotap.org, "Defined fields"): present-bitmap bit,
 // then the field's alignment and size.
 const (
-	rtFlags     = 1  // u8
-	rtRate      = 2  // u8, 500 kb/s units
-	rtChannel   = 3  // u16 MHz, u16 flags; align 2
-	rtSignal    = 5  // s8 dBm
-	rtNoise     = 6  // s8 dBm
-	rtMCS       = 19 // u8 known, u8 flags, u8 mcs
-	rtAMPDU     = 20 // u32 reference, u16 flags, u8 delim CRC, u8 reserved; align 4
-	rtChan2GHz  = 0x0080
-	rtChan5GHz  = 0x0100
-	rtChanOFDM  = 0x0040
-	rtChanCCK   = 0x0020
-	rtMCSKnown  = 0x01 | 0x02 | 0x04 // bandwidth, MCS index, guard interval
+	rtFlags    = 1  // u8
+	rtRate     = 2  // u8, 500 kb/s units
+	rtChannel  = 3  // u16 MHz, u16 flags; align 2
+	rtSignal   = 5  // s8 dBm
+	rtNoise    = 6  // s8 dBm
+	rtMCS      = 19 // u8 known, u8 flags, u8 mcs
+	rtAMPDU    = 20 // u32 reference, u16 flags, u8 delim CRC, u8 reserved; align 4
+	rtChan2GHz = 0x0080
+	rtChan5GHz = 0x0100
+	rtChanOFDM = 0x0040
+	rtChanCCK  = 0x0020
+	// rtMCSKnown: bandwidth, MCS index, guard interval, HT format, FEC
+	// type, STBC and Ness are known (all zero in the flags but the
+	// bandwidth and GI: HT-mixed, BCC, no STBC, no extension streams).
+	rtMCSKnown  = 0x01 | 0x02 | 0x04 | 0x08 | 0x10 | 0x20 | 0x40
 	rtMCSBW40   = 0x01
 	rtMCSSGI    = 0x04
 	rtAMPDULast = 0x0004 | 0x0008 // last-subframe flag known, this is the last
