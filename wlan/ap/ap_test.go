@@ -9,13 +9,20 @@ import (
 	"github.com/gowrt/gowrt/wlan/ap"
 	"github.com/gowrt/gowrt/wlan/ie"
 	"github.com/gowrt/gowrt/wlan/sta"
+	"github.com/gowrt/gowrt/wlan/wlantest"
 )
 
 // exchange runs test (a)'s traffic: station 0 and 1 join, then frames
 // go station→DS, DS→station, station→station both ways and a broadcast.
 // It returns the BSS for the capture.
 func exchange(t *testing.T) *bss {
-	b := newBSS(t, ap.Config{}, testPassphrase, testPassphrase)
+	return exchangeWith(t, ap.Config{}, sta.Config{Passphrase: testPassphrase})
+}
+
+func exchangeWith(t *testing.T, cfg ap.Config, scfg sta.Config) *bss {
+	b := newBSS(t, cfg)
+	b.addStationConfig(t, 0, scfg)
+	b.addStationConfig(t, 1, scfg)
 	b.m.Run(time.Second)
 	for i, s := range b.stas {
 		if s.State() != sta.Authorized {
@@ -68,7 +75,28 @@ func exchange(t *testing.T) *bss {
 }
 
 func TestTwoStationsExchange(t *testing.T) {
-	b := exchange(t)
+	for _, c := range []struct {
+		name string
+		cfg  ap.Config
+		scfg sta.Config
+	}{
+		{"software", ap.Config{}, sta.Config{Passphrase: testPassphrase}},
+		{"hardware", ap.Config{Crypto: ap.CryptoHardware}, sta.Config{Passphrase: testPassphrase}},
+		{"hardware-both-ends", ap.Config{Crypto: ap.CryptoHardware}, sta.Config{Passphrase: testPassphrase, HardwareCrypto: true}},
+		{"open", ap.Config{Open: true}, sta.Config{Open: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) { twoStations(t, c.cfg, c.scfg) })
+	}
+}
+
+func twoStations(t *testing.T, cfg ap.Config, scfg sta.Config) {
+	b := exchangeWith(t, cfg, scfg)
+	checkAir(t, b, cfg)
+	// ath10k's raw mode: no A-MSDU when the radio only sees finished,
+	// software-encrypted MPDUs.
+	if want := cfg.Open || cfg.Crypto == ap.CryptoHardware; b.ap.AMSDU() != want {
+		t.Errorf("AMSDU() = %v, want %v", b.ap.AMSDU(), want)
+	}
 	infos := b.ap.Stations()
 	if len(infos) != 2 {
 		t.Fatalf("stations %+v", infos)
@@ -82,6 +110,56 @@ func TestTwoStationsExchange(t *testing.T) {
 	}
 	if len(aids) != 2 {
 		t.Errorf("AIDs not distinct: %+v", infos)
+	}
+	for _, in := range infos {
+		if in.HardwareKey != (cfg.Crypto == ap.CryptoHardware && !cfg.Open) {
+			t.Errorf("%v: hardware key %v", in.Addr, in.HardwareKey)
+		}
+	}
+	if cfg.Crypto == ap.CryptoHardware {
+		kc := b.apRadio.KeyCache().(*wlantest.KeyCache)
+		if kc.Used() != 3 {
+			t.Errorf("%d key-cache slots used, want the GTK and two PTKs", kc.Used())
+		}
+		if b.apRadio.Decrypted == 0 {
+			t.Error("the radio decrypted nothing")
+		}
+	} else if b.apRadio.Decrypted != 0 {
+		t.Error("the radio decrypted with software crypto")
+	}
+	for i, r := range b.radios {
+		if scfg.HardwareCrypto != (r.Decrypted != 0) {
+			t.Errorf("station %d's radio decrypted %d frames (hardware crypto %v)", i, r.Decrypted, scfg.HardwareCrypto)
+		}
+	}
+}
+
+// checkAir checks the data frames on the air: protected unless the
+// network is open, and from the AP exactly the Ethernet frames of the
+// test (what a sniffer with the keys decrypts; tshark checks that too).
+func checkAir(t *testing.T, b *bss, cfg ap.Config) {
+	t.Helper()
+	var data, prot int
+	for _, f := range b.tap.frames {
+		fr, err := wlan.Parse(f)
+		if err != nil || fr.FC.Kind() != wlan.KindData {
+			continue
+		}
+		data++
+		if fr.FC.Protected() {
+			prot++
+		}
+	}
+	if data == 0 {
+		t.Fatal("no data frames on the air")
+	}
+	if cfg.Open && prot != 0 {
+		t.Errorf("open network: %d protected frames", prot)
+	}
+	// EAPOL messages 1 and 2 go unprotected; everything else after the
+	// handshake is protected.
+	if !cfg.Open && prot < data-8 {
+		t.Errorf("%d of %d data frames protected", prot, data)
 	}
 }
 
@@ -197,9 +275,16 @@ func TestWrongPassphrase(t *testing.T) {
 	}
 }
 
-// (c) A CCMP frame replayed into the medium is dropped and counted.
+// (c) A CCMP frame replayed into the medium is dropped and counted, with
+// crypto in software and in the key cache (whose decrypted frames the AP
+// still checks against its replay counters).
 func TestReplayDropped(t *testing.T) {
-	b := newBSS(t, ap.Config{}, testPassphrase)
+	t.Run("software", func(t *testing.T) { replayDropped(t, ap.Config{}) })
+	t.Run("hardware", func(t *testing.T) { replayDropped(t, ap.Config{Crypto: ap.CryptoHardware}) })
+}
+
+func replayDropped(t *testing.T, cfg ap.Config) {
+	b := newBSS(t, cfg, testPassphrase)
 	b.m.Run(time.Second)
 	if err := b.stas[0].Send(ethICMP(dsAddr, staAddr(0), 100, 1, 8, 1)); err != nil {
 		t.Fatal(err)
@@ -222,6 +307,29 @@ func TestReplayDropped(t *testing.T) {
 	}
 	if len(b.toDS) != 1 {
 		t.Errorf("replayed frame reached the DS")
+	}
+	if cfg.Crypto == ap.CryptoHardware && b.apRadio.Decrypted < 2 {
+		t.Errorf("the key cache decrypted %d frames; the replay must pass it", b.apRadio.Decrypted)
+	}
+	// A replayed group frame from the AP is dropped by the station.
+	if err := b.ap.SendFromDS(ethARP(dsAddr, 1, 100)); err != nil {
+		t.Fatal(err)
+	}
+	b.m.Run(time.Millisecond)
+	var grp []byte
+	for _, f := range b.tap.frames {
+		fr, err := wlan.Parse(f)
+		if err == nil && fr.FC.Kind() == wlan.KindData && fr.FC.Protected() && fr.FC.FromDS() && fr.Addr1.IsGroup() {
+			grp = f
+		}
+	}
+	if grp == nil || len(b.staRx[0]) != 1 {
+		t.Fatalf("group frame not received (%d)", len(b.staRx[0]))
+	}
+	b.m.Inject(grp)
+	b.m.Run(time.Millisecond)
+	if len(b.staRx[0]) != 1 || b.stas[0].Stats.Replays.Load() != 1 {
+		t.Errorf("replayed group frame: received %d, replays %d", len(b.staRx[0]), b.stas[0].Stats.Replays.Load())
 	}
 }
 
@@ -271,7 +379,7 @@ func TestTableLimitAndFlood(t *testing.T) {
 func TestInactivity(t *testing.T) {
 	b := newBSS(t, ap.Config{MaxStations: 1, Inactivity: 2 * time.Second}, testPassphrase)
 	b.m.Run(time.Second)
-	b.m.Detach(b.radios[0]) // the station leaves without a word
+	b.m.Detach(b.radios[0].Port()) // the station leaves without a word
 	b.m.Run(3 * time.Second)
 	if b.ap.Stats.InactiveKicked.Load() != 1 || len(b.ap.Stations()) != 0 {
 		t.Fatalf("kicked %d, table %+v", b.ap.Stats.InactiveKicked.Load(), b.ap.Stations())
@@ -360,9 +468,14 @@ func TestPowerSaveTIM(t *testing.T) {
 // A configuration change deauthenticates every station; they rejoin the
 // new network if they know it.
 func TestReconfigureDeauths(t *testing.T) {
-	b := newBSS(t, ap.Config{}, testPassphrase)
+	t.Run("software", func(t *testing.T) { reconfigureDeauths(t, ap.Config{}) })
+	t.Run("hardware", func(t *testing.T) { reconfigureDeauths(t, ap.Config{Crypto: ap.CryptoHardware}) })
+}
+
+func reconfigureDeauths(t *testing.T, cfg ap.Config) {
+	b := newBSS(t, cfg, testPassphrase)
 	b.m.Run(time.Second)
-	if err := b.ap.Reconfigure(ap.Config{BSSID: apAddr, SSID: testSSID, Passphrase: "another passphrase", Channel: 11}, b.m.Now()); err != nil {
+	if err := b.ap.Reconfigure(ap.Config{BSSID: apAddr, SSID: testSSID, Passphrase: "another passphrase", Channel: 11, Crypto: cfg.Crypto}, b.m.Now()); err != nil {
 		t.Fatal(err)
 	}
 	b.m.Run(2 * time.Second)
@@ -372,5 +485,11 @@ func TestReconfigureDeauths(t *testing.T) {
 	}
 	if got := b.ap.Stats.EAPOLMICFails.Load(); got == 0 {
 		t.Error("old passphrase not refused by the new configuration")
+	}
+	if cfg.Crypto == ap.CryptoHardware {
+		// The old keys left the cache; only the new GTK is there.
+		if n := b.apRadio.KeyCache().(*wlantest.KeyCache).Used(); n != 1 {
+			t.Errorf("%d key-cache slots used after reconfigure, want 1", n)
+		}
 	}
 }

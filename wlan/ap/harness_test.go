@@ -10,6 +10,7 @@ import (
 	"github.com/gowrt/gowrt/wlan/ap"
 	"github.com/gowrt/gowrt/wlan/medium"
 	"github.com/gowrt/gowrt/wlan/sta"
+	"github.com/gowrt/gowrt/wlan/wlantest"
 )
 
 const (
@@ -42,9 +43,9 @@ type bss struct {
 	m       *medium.Medium
 	capture bytes.Buffer
 	ap      *ap.AP
-	apRadio *medium.Radio
+	apRadio *wlantest.Radio
 	stas    []*sta.Station
-	radios  []*medium.Radio
+	radios  []*wlantest.Radio
 	tap     *tap
 	toDS    [][]byte
 	// discardDS drops what the AP hands to the DS instead of keeping it.
@@ -54,6 +55,17 @@ type bss struct {
 
 // newBSS starts an AP and one station per passphrase on a fresh medium.
 func newBSS(t testing.TB, cfg ap.Config, passphrases ...string) *bss {
+	t.Helper()
+	slots := 0
+	if cfg.Crypto == ap.CryptoHardware {
+		slots = 128 // the AR9300's key cache
+	}
+	return newBSSSlots(t, cfg, slots, passphrases...)
+}
+
+// newBSSSlots is newBSS with a key cache of the given size on the AP's
+// radio (0: none).
+func newBSSSlots(t testing.TB, cfg ap.Config, slots int, passphrases ...string) *bss {
 	t.Helper()
 	b := &bss{}
 	var err error
@@ -83,7 +95,7 @@ func newBSS(t testing.TB, cfg ap.Config, passphrases ...string) *bss {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.apRadio = b.m.Attach(b.ap)
+	b.apRadio = wlantest.NewRadio(b.m, wlantest.RadioConfig{Addr: apAddr, KeySlots: slots, Tick: b.ap})
 	if err := b.ap.Start(b.apRadio, b.m.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -96,16 +108,28 @@ func newBSS(t testing.TB, cfg ap.Config, passphrases ...string) *bss {
 
 func (b *bss) addStation(t testing.TB, i int, pw string) *sta.Station {
 	t.Helper()
+	return b.addStationConfig(t, i, sta.Config{Passphrase: pw})
+}
+
+func (b *bss) addStationConfig(t testing.TB, i int, cfg sta.Config) *sta.Station {
+	t.Helper()
 	for len(b.staRx) <= i {
 		b.staRx = append(b.staRx, nil)
 	}
-	s, err := sta.New(sta.Config{Addr: staAddr(i), SSID: testSSID, Passphrase: pw,
-		Receive: func(eth []byte) { b.staRx[i] = append(b.staRx[i], append([]byte(nil), eth...)) }})
+	cfg.Addr, cfg.SSID = staAddr(i), testSSID
+	cfg.Receive = func(eth []byte) { b.staRx[i] = append(b.staRx[i], append([]byte(nil), eth...)) }
+	s, err := sta.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := b.m.Attach(s)
-	s.Start(r, b.m.Now())
+	slots := 0
+	if cfg.HardwareCrypto {
+		slots = 8
+	}
+	r := wlantest.NewRadio(b.m, wlantest.RadioConfig{Addr: staAddr(i), Tick: s, KeySlots: slots})
+	if err := s.Start(r, b.m.Now()); err != nil {
+		t.Fatal(err)
+	}
 	b.stas = append(b.stas, s)
 	b.radios = append(b.radios, r)
 	return s

@@ -39,8 +39,10 @@ func (n *NIC) MACAddress() gnet.MAC { return gnet.MAC(n.ap.BSSID()) }
 // MTU implements gnet.NIC.
 func (n *NIC) MTU() int { return gnet.DefaultMTU }
 
-// Capabilities implements gnet.NIC: Transmit gathers segments itself.
-func (n *NIC) Capabilities() gnet.Capabilities { return 0 }
+// Capabilities implements gnet.NIC: Transmit gathers segments itself and
+// is done with the frame when it returns (it is encrypted or copied into
+// a frame of the AP's own), so the bridge may lend it its receive buffer.
+func (n *NIC) Capabilities() gnet.Capabilities { return gnet.CapTxCopy | gnet.CapScatterGather }
 
 // Link implements gnet.NIC: up while the AP beacons. The speed is left
 // unknown; it is per station on the air.

@@ -1,30 +1,35 @@
 package ap
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 
 	"github.com/gowrt/gowrt/wlan"
 	"github.com/gowrt/gowrt/wlan/ccmp"
 	"github.com/gowrt/gowrt/wlan/ie"
+	"github.com/gowrt/gowrt/wlan/radio"
 	"github.com/gowrt/gowrt/wlan/wpa"
 )
 
 // ethHeaderLen is DA, SA and EtherType.
 const ethHeaderLen = 14
 
-// Receive handles one frame from the air (no FCS). The frame is only
-// read; anything malformed is dropped and counted. The AP's notion of
-// time is the last Tick's.
+var _ radio.Receiver = (*AP)(nil)
+
+// Receive implements radio.Receiver: it handles one frame from the air
+// (no FCS) with its receive status (nil: nothing known, nothing
+// decrypted). The frame is only read; anything malformed is dropped and
+// counted. The AP's notion of time is the last Tick's.
 //
 // A frame for the distribution system is handed to ToDS after the AP's
 // lock is released, so that ToDS may call SendFromDS (a bridge flooding,
 // a stack answering at once). Calls to Receive are serialised.
-func (a *AP) Receive(frame []byte) {
+func (a *AP) Receive(frame []byte, st *radio.RxStatus) {
 	a.rxMu.Lock()
 	defer a.rxMu.Unlock()
 	a.mu.Lock()
-	a.receive(frame)
+	a.receive(frame, st)
 	toDS, eth := a.toDS, a.pendingDS
 	a.pendingDS = nil
 	a.mu.Unlock()
@@ -33,7 +38,7 @@ func (a *AP) Receive(frame []byte) {
 	}
 }
 
-func (a *AP) receive(frame []byte) {
+func (a *AP) receive(frame []byte, st *radio.RxStatus) {
 	if !a.started {
 		return
 	}
@@ -43,11 +48,14 @@ func (a *AP) receive(frame []byte) {
 		return
 	}
 	body := frame[h.Len:]
+	if a.duplicate(&h) {
+		return
+	}
 	switch h.FC.Kind().Type() {
 	case wlan.TypeManagement:
 		a.receiveMgmt(&h, body)
 	case wlan.TypeData:
-		a.receiveData(&h, frame)
+		a.receiveData(&h, frame, st)
 	case wlan.TypeControl:
 		if h.FC.Kind() == wlan.KindPSPoll && h.Addr1 == a.cfg.BSSID {
 			if s := a.stations[h.Addr2]; s != nil && s.state == stateAuthorized && wlan.PSPollAID(&h) == s.aid {
@@ -56,6 +64,28 @@ func (a *AP) receive(frame []byte) {
 			}
 		}
 	}
+}
+
+// duplicate reports (and counts) a management or data frame to the AP
+// that repeats the last one from the same station (802.11-2016
+// 10.3.2.14): the station's radio sent it again because our ACK was lost.
+func (a *AP) duplicate(h *wlan.Header) bool {
+	if h.FC.Kind().Type() == wlan.TypeControl || h.Addr1 != a.cfg.BSSID {
+		return false
+	}
+	s := a.stations[h.Addr2]
+	if s == nil {
+		return false
+	}
+	tid := uint8(wlan.NonQoSTID)
+	if h.FC.IsQoSData() {
+		tid = h.QoS.TID()
+	}
+	if s.dup.Check(tid, h.Seq, h.FC.Retry()) {
+		a.Stats.Duplicates.Add(1)
+		return true
+	}
+	return false
 }
 
 func (a *AP) receiveMgmt(h *wlan.Header, body []byte) {
@@ -77,7 +107,7 @@ func (a *AP) receiveMgmt(h *wlan.Header, body []byte) {
 		if a.limited() {
 			return
 		}
-		a.authenticate(h.Addr2, body)
+		a.authenticate(h, body)
 	case wlan.KindAssocReq, wlan.KindReassocReq:
 		if a.limited() {
 			return
@@ -89,13 +119,17 @@ func (a *AP) receiveMgmt(h *wlan.Header, body []byte) {
 				// Disassociation keeps the authentication (11.3.5.8).
 				if s.aid != 0 {
 					a.aids[s.aid-1] = nil
-					a.tim.Clear(s.aid)
+					a.clearTIM(s.aid)
 				}
-				s.aid, s.state, s.auth, s.key, s.psQueue = 0, stateAuthenticated, nil, nil, nil
+				a.dropKey(s)
+				a.forgetBehind(s)
+				s.aid, s.state, s.auth, s.psQueue, s.wds, s.groupPending = 0, stateAuthenticated, nil, nil, false, false
+				a.finishGroupRekey()
 				s.lastSeen = a.now
 				return
 			}
 			a.remove(s)
+			a.finishGroupRekey()
 		}
 	}
 }
@@ -142,7 +176,8 @@ func (a *AP) probe(h *wlan.Header, body []byte) {
 	a.sendMgmt(wlan.KindProbeResp, h.Addr2, func(b []byte) []byte { return a.beaconBody(b, false, false) })
 }
 
-func (a *AP) authenticate(sa wlan.MAC, body []byte) {
+func (a *AP) authenticate(h *wlan.Header, body []byte) {
+	sa := h.Addr2
 	req, err := wlan.ParseAuth(body)
 	if err != nil {
 		a.Stats.Malformed.Add(1)
@@ -158,7 +193,7 @@ func (a *AP) authenticate(sa wlan.MAC, body []byte) {
 	case s == nil && len(a.stations) >= a.cfg.MaxStations:
 		a.Stats.TableFull.Add(1)
 		resp.Status = wlan.StatusAPFull
-	case a.authCfg.Guard.Refused(sa, a.now):
+	case a.authCfg != nil && a.authCfg.Guard.Refused(sa, a.now):
 		resp.Status = wlan.StatusRequestDeclined
 	default:
 		// A new authentication resets an existing association
@@ -166,7 +201,9 @@ func (a *AP) authenticate(sa wlan.MAC, body []byte) {
 		if s != nil {
 			a.remove(s)
 		}
-		a.stations[sa] = &station{addr: sa, state: stateAuthenticated, lastSeen: a.now}
+		ns := &station{addr: sa, state: stateAuthenticated, lastSeen: a.now, slot: radio.NoKey}
+		ns.dup.Check(wlan.NonQoSTID, h.Seq, h.FC.Retry()) // its retransmissions are duplicates
+		a.stations[sa] = ns
 		a.Stats.Authenticated.Add(1)
 	}
 	a.sendMgmt(wlan.KindAuth, sa, resp.Append)
@@ -184,7 +221,10 @@ func (a *AP) associate(sa wlan.MAC, body []byte, reassoc bool) {
 	if reassoc {
 		kind = wlan.KindReassocResp
 	}
-	resp := wlan.AssocResp{Capability: wlan.CapESS | wlan.CapPrivacy | wlan.CapShortSlotTime}
+	resp := wlan.AssocResp{Capability: wlan.CapESS | wlan.CapShortSlotTime}
+	if !a.cfg.Open {
+		resp.Capability |= wlan.CapPrivacy
+	}
 	req, err := wlan.ParseAssocReq(body, reassoc)
 	var es ie.Elements
 	if err == nil {
@@ -197,6 +237,8 @@ func (a *AP) associate(sa wlan.MAC, body []byte, reassoc bool) {
 		resp.Status = wlan.StatusInvalidIE
 	case string(es.SSID) != a.cfg.SSID:
 		resp.Status = wlan.StatusUnspecified
+	case a.cfg.Open:
+		// An open network takes no RSN element.
 	case es.RSN == nil:
 		resp.Status = wlan.StatusInvalidIE
 	default:
@@ -227,8 +269,23 @@ func (a *AP) associate(sa wlan.MAC, body []byte, reassoc bool) {
 	resp.IEs = ie.AppendRates(nil, rates)
 	a.sendMgmt(kind, sa, resp.Append)
 	a.Stats.Associated.Add(1)
-	s.state, s.key, s.psQueue, s.dozing = stateAssociated, nil, nil, false
-	s.auth = wpa.NewAuthenticator(a.authCfg, sa, append([]byte(nil), rsne...))
+	a.dropKey(s)
+	a.forgetBehind(s)
+	s.state, s.psQueue, s.dozing, s.wds, s.groupPending = stateAssociated, nil, false, false, false
+	if a.cfg.Open {
+		s.state = stateAuthorized
+		a.Stats.Authorized.Add(1)
+		return
+	}
+	if s.auth == nil || !bytes.Equal(s.authRSNE, rsne) {
+		s.auth = wpa.NewAuthenticator(a.authCfg, sa, append([]byte(nil), rsne...))
+		s.authRSNE = append(s.authRSNE[:0], rsne...)
+	}
+	// A station that associates again (its request crossed our answer)
+	// keeps its authenticator: the 4-way handshake restarts with a new
+	// ANonce but the replay counter goes on, so an answer to the old
+	// message 1 is a stale replay, not a MIC failure (hostapd keeps its
+	// per-station state machine across reassociation the same way).
 	msg, err := s.auth.Start(a.now)
 	if err == nil {
 		a.sendEAPOL(s, msg)
@@ -262,43 +319,12 @@ func (a *AP) allocAID(s *station) uint16 {
 	return 0
 }
 
-// sendEAPOL sends an EAPOL frame to s in a data frame, unprotected during
-// the 4-way handshake and protected with the PTK after it (group key
-// handshake).
-func (a *AP) sendEAPOL(s *station, eapol []byte) {
-	a.sendData(s, s.addr, a.cfg.BSSID, wpa.EtherTypeEAPOL, eapol, s.key)
-}
-
-// sendData builds a FromDS data frame to station s (or to a group when s
-// is nil) with an RFC 1042 body and protects it with key, if any.
-func (a *AP) sendData(s *station, da, sa wlan.MAC, etherType uint16, payload []byte, key *ccmp.Key) {
-	h := wlan.Header{FC: wlan.NewFrameControl(wlan.KindData, wlan.FlagFromDS), Addr1: da, Addr2: a.cfg.BSSID, Addr3: sa}
-	if s != nil {
-		h.Seq = wlan.NewSeqControl(s.seq.Next(wlan.NonQoSTID), 0)
-	} else {
-		h.Seq = wlan.NewSeqControl(a.seq.Next(wlan.NonQoSTID), 0)
-	}
-	f := wlan.AppendHeader(a.buf[:0], &h)
-	f = wlan.AppendMSDU(f, etherType, payload)
-	if key != nil {
-		if cap(f)-len(f) < ccmp.Overhead {
-			f = append(f, make([]byte, ccmp.Overhead)...)[:len(f)]
-		}
-		var err error
-		if f, err = key.Encap(f); err != nil {
-			a.Stats.TxDropped.Add(1)
-			return
-		}
-	}
-	a.buf = f
-	a.transmit(f)
-}
-
-func (a *AP) receiveData(h *wlan.Header, frame []byte) {
-	if !h.FC.ToDS() || h.FC.FromDS() || h.Addr1 != a.cfg.BSSID {
+func (a *AP) receiveData(h *wlan.Header, frame []byte, st *radio.RxStatus) {
+	if !h.FC.ToDS() || h.Addr1 != a.cfg.BSSID {
 		a.Stats.NotForUs.Add(1)
 		return
 	}
+	fourAddr := h.FC.FromDS()
 	s := a.stations[h.Addr2]
 	if s == nil || s.state < stateAssociated {
 		// Class 3 frame from a station not associated (11.3.3).
@@ -308,9 +334,18 @@ func (a *AP) receiveData(h *wlan.Header, frame []byte) {
 		}
 		return
 	}
+	if fourAddr && !a.cfg.WDS {
+		a.Stats.WDSRefused.Add(1)
+		return
+	}
 	s.lastSeen = a.now
 	a.powerSave(s, h.FC.PwrMgt())
 	if !h.FC.HasBody() {
+		// A 4-address Null frame is how a 4-address station announces
+		// itself (mac80211 sends one after association in 4addr mode).
+		if fourAddr && s.state == stateAuthorized {
+			s.wds = true
+		}
 		return
 	}
 	if h.FC.Protected() {
@@ -318,15 +353,8 @@ func (a *AP) receiveData(h *wlan.Header, frame []byte) {
 			a.Stats.Unauthorized.Add(1)
 			return
 		}
-		// Decap works in place; the frame is borrowed, so decrypt a copy.
-		a.rxBuf = append(a.rxBuf[:0], frame...)
-		plain, err := s.key.Decap(a.rxBuf)
-		if err != nil {
-			if errors.Is(err, ccmp.ErrReplay) {
-				a.Stats.Replays.Add(1)
-			} else {
-				a.Stats.CCMPErrors.Add(1)
-			}
+		plain, ok := a.unprotect(s, frame, st)
+		if !ok {
 			return
 		}
 		frame = plain
@@ -349,22 +377,66 @@ func (a *AP) receiveData(h *wlan.Header, frame []byte) {
 		a.Stats.Unauthorized.Add(1)
 		return
 	}
-	if !h.FC.Protected() {
+	if !h.FC.Protected() && !a.cfg.Open {
 		a.Stats.Unprotected.Add(1)
 		return
 	}
 	da, sa := h.Addr3, h.Addr2
+	if fourAddr {
+		s.wds = true
+		sa = h.Addr4
+		a.learnBehind(s, sa)
+	}
 	if da.IsGroup() {
 		a.deliverDS(da, sa, etherType, payload)
-		a.sendGroup(da, sa, etherType, payload)
+		a.sendGroup(s, da, sa, etherType, payload)
 		return
 	}
-	if d := a.stations[da]; d != nil && d.state == stateAuthorized {
-		a.Stats.Relayed.Add(1)
-		a.sendUnicast(d, da, sa, etherType, payload)
+	if d := a.unicastReceiver(da); d != nil {
+		if d != s {
+			a.Stats.Relayed.Add(1)
+			a.sendUnicast(d, da, sa, etherType, payload)
+		}
 		return
 	}
 	a.deliverDS(da, sa, etherType, payload)
+}
+
+// unprotect returns the plaintext of protected frame from s: decrypted
+// and checked in software, or, when the radio decrypted it, checked
+// against s's replay counters. The frame is borrowed, so either works on
+// a copy in rxBuf.
+func (a *AP) unprotect(s *station, frame []byte, st *radio.RxStatus) ([]byte, bool) {
+	if st != nil && st.DecryptErr {
+		a.Stats.CCMPErrors.Add(1)
+		return nil, false
+	}
+	a.rxBuf = append(a.rxBuf[:0], frame...)
+	var plain []byte
+	var err error
+	if st != nil && st.Decrypted {
+		plain, err = s.key.AcceptDecrypted(a.rxBuf)
+	} else {
+		plain, err = s.key.Decap(a.rxBuf)
+	}
+	if err != nil {
+		if errors.Is(err, ccmp.ErrReplay) {
+			a.Stats.Replays.Add(1)
+		} else {
+			a.Stats.CCMPErrors.Add(1)
+		}
+		return nil, false
+	}
+	return plain, true
+}
+
+// unicastReceiver returns the authorized station that receives frames for
+// da: the station itself, or the 4-address station it is behind.
+func (a *AP) unicastReceiver(da wlan.MAC) *station {
+	if d := a.stations[da]; d != nil && d.state == stateAuthorized {
+		return d
+	}
+	return a.behindStation(da)
 }
 
 // deliverDS builds the Ethernet frame for the DS in ethBuf, which only
@@ -375,6 +447,11 @@ func (a *AP) deliverDS(da, sa wlan.MAC, etherType uint16, payload []byte) {
 	}
 	e := append(a.ethBuf[:0], da[:]...)
 	e = append(e, sa[:]...)
+	if a.cfg.VLAN != 0 {
+		// IEEE 802.1Q-2018 9.6: TPID 0x8100, then PCP 0, DEI 0, VID.
+		e = binary.BigEndian.AppendUint16(e, tpid8021Q)
+		e = binary.BigEndian.AppendUint16(e, a.cfg.VLAN)
+	}
 	e = binary.BigEndian.AppendUint16(e, etherType)
 	e = append(e, payload...)
 	a.ethBuf = e
@@ -408,14 +485,20 @@ func (a *AP) receiveEAPOL(s *station, eapol []byte) {
 	}
 	if ev&wpa.EventPTK != 0 {
 		ptk, _ := s.auth.PTK()
-		k, err := ccmp.NewKey(ptk.TK[:], 0)
-		if err != nil {
+		if err := a.installPairwise(s, ptk.TK); err != nil {
 			a.handshakeFailed(s)
 			return
 		}
-		s.key = k
 		s.state = stateAuthorized
 		a.Stats.Authorized.Add(1)
+		if a.gtkNext != nil {
+			// It got the new GTK in message 3 while a rekey is under
+			// way; it holds nothing up.
+			s.groupPending = false
+		}
+	} else if ev&wpa.EventGTK != 0 && s.groupPending {
+		s.groupPending = false
+		a.finishGroupRekey()
 	}
 }
 
@@ -444,15 +527,16 @@ func (a *AP) releaseOne(s *station) {
 	s.psQueue[0] = nil
 	s.psQueue = s.psQueue[1:]
 	if len(s.psQueue) == 0 {
-		a.tim.Clear(s.aid)
+		a.clearTIM(s.aid)
 	}
 	a.sendToStation(s, wlan.MAC(e[0:6]), wlan.MAC(e[6:12]), binary.BigEndian.Uint16(e[12:14]), e[14:])
 }
 
 // SendFromDS transmits an Ethernet frame from the distribution system:
-// to one authorized station (protected with its PTK) or, for a group
-// address, to all of them (protected with the GTK). The frame is only
-// read.
+// to one authorized station (protected with its PTK), to the 4-address
+// station the destination is behind, or, for a group address, to all of
+// them (protected with the GTK). With Config.VLAN the frame must carry
+// that VLAN's tag, which is removed. The frame is only read.
 func (a *AP) SendFromDS(eth []byte) error {
 	if len(eth) < ethHeaderLen {
 		return ErrShortEth
@@ -464,18 +548,34 @@ func (a *AP) SendFromDS(eth []byte) error {
 	}
 	da, sa := wlan.MAC(eth[0:6]), wlan.MAC(eth[6:12])
 	etherType := binary.BigEndian.Uint16(eth[12:14])
+	payload := eth[ethHeaderLen:]
+	if a.cfg.VLAN != 0 {
+		if etherType != tpid8021Q || len(eth) < ethHeaderLen+4 ||
+			binary.BigEndian.Uint16(eth[14:16])&vidMask != a.cfg.VLAN {
+			a.Stats.WrongVLAN.Add(1)
+			return nil
+		}
+		etherType = binary.BigEndian.Uint16(eth[16:18])
+		payload = eth[ethHeaderLen+4:]
+	}
 	if da.IsGroup() {
-		a.sendGroup(da, sa, etherType, eth[ethHeaderLen:])
+		a.sendGroup(nil, da, sa, etherType, payload)
 		return nil
 	}
-	s := a.stations[da]
-	if s == nil || s.state != stateAuthorized {
+	s := a.unicastReceiver(da)
+	if s == nil {
 		a.Stats.TxDropped.Add(1)
 		return ErrNoStation
 	}
-	a.sendUnicast(s, da, sa, etherType, eth[ethHeaderLen:])
+	a.sendUnicast(s, da, sa, etherType, payload)
 	return nil
 }
+
+// IEEE 802.1Q-2018 9.6 and table 9-1.
+const (
+	tpid8021Q = 0x8100
+	vidMask   = 0x0fff
+)
 
 func (a *AP) sendUnicast(s *station, da, sa wlan.MAC, etherType uint16, payload []byte) {
 	if s.dozing {
@@ -487,7 +587,7 @@ func (a *AP) sendUnicast(s *station, da, sa wlan.MAC, etherType uint16, payload 
 		e = append(append(e, da[:]...), sa[:]...)
 		e = binary.BigEndian.AppendUint16(e, etherType)
 		s.psQueue = append(s.psQueue, append(e, payload...))
-		a.tim.Set(s.aid)
+		a.setTIM(s.aid)
 		a.Stats.PSBuffered.Add(1)
 		return
 	}
@@ -496,22 +596,32 @@ func (a *AP) sendUnicast(s *station, da, sa wlan.MAC, etherType uint16, payload 
 
 func (a *AP) sendToStation(s *station, da, sa wlan.MAC, etherType uint16, payload []byte) {
 	a.Stats.TxData.Add(1)
-	a.sendData(s, da, sa, etherType, payload, s.key)
+	a.sendData(s, da, sa, etherType, payload, !a.cfg.Open)
 }
 
-func (a *AP) sendGroup(da, sa wlan.MAC, etherType uint16, payload []byte) {
-	authorized := false
+// sendGroup sends a group-addressed frame that came from station from
+// (nil: from the DS). Stations with three addresses share one broadcast
+// under the GTK; each 4-address station but the sender gets a 4-address
+// unicast copy under its PTK, as mac80211 does for its 4addr stations, so
+// that the frame does not come back to the LAN it came from.
+func (a *AP) sendGroup(from *station, da, sa wlan.MAC, etherType uint16, payload []byte) {
+	plain := false
 	for _, s := range a.stations {
-		if s.state == stateAuthorized {
-			authorized = true
-			break
+		if s.state != stateAuthorized || s == from {
+			continue
 		}
+		if s.wds {
+			a.sendUnicast(s, da, sa, etherType, payload)
+			continue
+		}
+		plain = true
 	}
-	if !authorized {
-		a.Stats.TxDropped.Add(1)
+	if !plain {
 		return
 	}
 	a.Stats.TxData.Add(1)
-	a.sendData(nil, da, sa, etherType, payload, a.gtk)
-	a.ring.SetRSC(a.gtk.TxPN())
+	a.sendData(nil, da, sa, etherType, payload, !a.cfg.Open)
+	if a.ring != nil && a.gtk != nil && a.gtkNext == nil {
+		a.ring.SetRSC(a.gtk.TxPN())
+	}
 }

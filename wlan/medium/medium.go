@@ -1,16 +1,23 @@
 // Package medium is a simulated 802.11 radio medium for tests and the
-// simulator: radios attach to it, and every frame one of them transmits
-// reaches every other one, optionally lost on a given link with a seeded
-// random number generator. Time is a virtual clock the caller advances,
-// so runs are deterministic: Run ticks every device, then delivers the
-// frames in the order they were sent until no frame is in flight.
+// simulator, the role mac80211_hwsim and FreeBSD's wtap play: radios
+// attach to it and it carries their frames, on a virtual clock the
+// caller advances, so runs are deterministic for a seed.
 //
-// Out of scope, on purpose: airtime, collisions, carrier sense, ACKs and
-// retries, rates and signal strength. Every frame arrives whole and
-// instantly (within the tick in which it was sent), or not at all.
+// Two kinds of attachment share the air:
 //
-// Every frame put on the air can be written to a capture file
-// (LINKTYPE_IEEE802_11_RADIOTAP) with the smallest valid radiotap header.
+//   - SimRadio implements wlan/radio.Radio, the contract of a chip: EDCA
+//     contention on a microsecond clock, PPDU airtime per ath/airtime,
+//     collisions between overlapping transmissions (with optional hidden
+//     nodes), ACKs and compressed BlockAcks with the retry schedule
+//     walked, beacons at TBTT with the TSF, and a software key cache
+//     doing CCMP like a chip's.
+//   - Device (Attach) is the older frame-level hook: its frames arrive
+//     whole and instantly, with per-link loss only, and it hears every
+//     PPDU put on the air by SimRadios.
+//
+// Every frame put on the air is written to a capture file
+// (LINKTYPE_IEEE802_11_RADIOTAP) with a radiotap header giving rate or
+// MCS, channel and signal, and the A-MPDU status of aggregated frames.
 package medium
 
 import (
@@ -20,7 +27,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gowrt/gowrt/ath/airtime"
+	"github.com/gowrt/gowrt/ath/chansim"
 	"github.com/gowrt/gowrt/internal/pcap"
+	"github.com/gowrt/gowrt/wlan/radio"
 )
 
 // Device is what sits behind a radio: the medium hands it the frames
@@ -60,23 +70,43 @@ type Config struct {
 	Seed uint64
 	// Capture, if set, receives a pcap file of every frame transmitted.
 	Capture io.Writer
-	// Step is the clock resolution of Run; zero means 1 ms.
+	// Step is the clock resolution of Run for Devices' ticks and
+	// deliveries; zero means 1 ms. SimRadios run on microseconds.
 	Step time.Duration
+	// PHY is the timing of the band; zero means 5 GHz (ath/airtime).
+	PHY airtime.PHY
 }
 
 // Medium connects radios. Transmit is safe for concurrent use; Run must
 // be called from one goroutine.
 type Medium struct {
 	mu      sync.Mutex
-	now     time.Time
+	start   time.Time
+	us      int64 // µs since start
 	step    time.Duration
+	phy     airtime.PHY
+	nextID  int
 	rng     *rand.Rand
 	radios  []*Radio
 	loss    map[[2]int]float64
+	models  map[[2]int]*chansim.Channel
 	pending []inFlight
 	capture *pcap.Writer
 	capErr  error
+	capBuf  []byte
 	stats   Stats
+
+	// The SimRadios' air (air.go).
+	sims     []*SimRadio
+	active   []*onAir
+	resps    []pendingResp
+	starting []*SimRadio
+	xid      uint64
+	outbox   []delivery
+	spare    []delivery
+	draining bool
+	airPool  []*onAir
+	bufPool  [][]byte
 }
 
 type inFlight struct {
@@ -89,6 +119,8 @@ type Stats struct {
 	Transmitted uint64
 	Delivered   uint64
 	Lost        uint64
+	// BadResponses counts BlockAcks that did not parse.
+	BadResponses uint64
 }
 
 // Radio is one device's attachment to the medium.
@@ -101,13 +133,18 @@ type Radio struct {
 // New makes a medium.
 func New(cfg Config) (*Medium, error) {
 	m := &Medium{
-		now:  cfg.Start,
-		step: cfg.Step,
-		rng:  rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		loss: make(map[[2]int]float64),
+		start:  cfg.Start,
+		step:   cfg.Step,
+		phy:    cfg.PHY,
+		rng:    rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		loss:   make(map[[2]int]float64),
+		models: make(map[[2]int]*chansim.Channel),
 	}
-	if m.step <= 0 {
+	if m.step < time.Microsecond {
 		m.step = time.Millisecond
+	}
+	if m.phy.Slot == 0 {
+		m.phy = airtime.FiveGHz()
 	}
 	if cfg.Capture != nil {
 		w, err := pcap.NewWriter(cfg.Capture, pcap.LinkTypeIEEE80211Radio, len(radiotapHeader)+MaxFrame)
@@ -123,7 +160,8 @@ func New(cfg Config) (*Medium, error) {
 func (m *Medium) Attach(dev Device) *Radio {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := &Radio{m: m, id: len(m.radios), dev: dev}
+	r := &Radio{m: m, id: m.nextID, dev: dev}
+	m.nextID++
 	m.radios = append(m.radios, r)
 	return r
 }
@@ -142,18 +180,21 @@ func (m *Medium) Detach(r *Radio) {
 }
 
 // SetLoss makes frames from one radio to another get lost with
-// probability p (0..1).
-func (m *Medium) SetLoss(from, to *Radio, p float64) {
+// probability p (0..1), each MPDU on its own.
+func (m *Medium) SetLoss(from, to Endpoint, p float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.loss[[2]int{from.id, to.id}] = p
+	m.loss[[2]int{from.endpointID(), to.endpointID()}] = p
 }
+
+// endpointID implements Endpoint.
+func (r *Radio) endpointID() int { return r.id }
 
 // Now returns the medium's clock.
 func (m *Medium) Now() time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.now
+	return m.timeAt(m.us)
 }
 
 // Stats returns the counters.
@@ -185,9 +226,8 @@ func (r *Radio) Transmit(frame []byte) error {
 	m.pending = append(m.pending, inFlight{from: r, frame: append([]byte(nil), frame...)})
 	m.stats.Transmitted++
 	if m.capture != nil && m.capErr == nil {
-		rec := make([]byte, 0, len(radiotapHeader)+len(frame))
-		rec = append(append(rec, radiotapHeader[:]...), frame...)
-		m.capErr = m.capture.WritePacket(m.now, rec)
+		m.capBuf = append(append(m.capBuf[:0], radiotapHeader[:]...), frame...)
+		m.capErr = m.capture.WritePacket(m.timeAt(m.us), m.capBuf)
 	}
 	return nil
 }
@@ -223,28 +263,55 @@ func (m *Medium) Deliver() {
 			m.stats.Delivered++
 			to = append(to, r)
 		}
+		for _, r := range m.sims {
+			if !r.on || r.rx == nil {
+				continue
+			}
+			if p := m.loss[[2]int{f.from.id, r.id}]; p > 0 && m.rng.Float64() < p {
+				m.stats.Lost++
+				continue
+			}
+			m.stats.Delivered++
+			r.stats.RxFrames++
+			d := delivery{rcv: r.rx}
+			d.rst = radio.RxStatus{Time: m.timeAt(m.us), Rate: airtime.Legacy(beaconRateKbps),
+				RSSI: defaultSNR, Channel: r.ch.Number}
+			d.buf = m.rxInto(r, m.getBuf(), f.frame, &d.rst)
+			m.outbox = append(m.outbox, d)
+		}
 		m.mu.Unlock()
 		for _, r := range to {
 			r.dev.Receive(f.frame)
 		}
+		m.runOutbox()
 	}
 }
 
-// Run advances the clock by d in steps, ticking every device and
-// delivering what is in flight at each step.
+// Run advances the clock by d: the SimRadios' air event by event, and
+// in steps of Config.Step the Devices' ticks and deliveries. Callbacks
+// (Device methods, Receivers, Done) run on the caller's goroutine; none
+// may call Run.
 func (m *Medium) Run(d time.Duration) {
 	m.mu.Lock()
-	end := m.now.Add(d)
+	end := m.us + int64(d/time.Microsecond)
+	step := int64(m.step / time.Microsecond)
 	m.mu.Unlock()
 	for {
 		m.Deliver()
 		m.mu.Lock()
-		if !m.now.Before(end) {
+		if m.us >= end {
 			m.mu.Unlock()
 			return
 		}
-		m.now = m.now.Add(m.step)
-		now := m.now
+		to := m.us + step
+		if to > end {
+			to = end
+		}
+		m.mu.Unlock()
+		m.advance(to)
+		m.Deliver()
+		m.mu.Lock()
+		now := m.timeAt(m.us)
 		devs := make([]Device, 0, len(m.radios))
 		for _, r := range m.radios {
 			devs = append(devs, r.dev)

@@ -1,11 +1,17 @@
-// Package sta is an 802.11 station (a client) for tests and simulation:
-// it scans with a probe request naming the SSID, authenticates (open
-// system), associates with an RSN element, runs the 4-way handshake as
-// the supplicant of package wlan/wpa, and then exchanges Ethernet frames
-// protected with CCMP (package wlan/ccmp).
+// Package sta is an 802.11 station (a client) for tests and simulation,
+// over a radio.Radio (package wlan/radio): it scans with a probe request
+// naming the SSID, authenticates (open system), associates (with an RSN
+// element unless the network is open), runs the 4-way and group key
+// handshakes as the supplicant of package wlan/wpa, and then exchanges
+// Ethernet frames protected with CCMP (package wlan/ccmp) in software.
 //
-// Like package ap it does no I/O of its own: its owner delivers frames to
-// Receive and calls Tick.
+// In 4-address mode (Config.WDS, what Linux calls a 4addr station) it
+// bridges a LAN: frames carry the real Ethernet source and destination
+// in A3 and A4, so any address may send through it, and it announces the
+// mode with a 4-address Null frame once authorized.
+//
+// Like package ap it does no I/O of its own: the radio delivers frames to
+// Receive and the owner calls Tick. NIC makes it an Ethernet port.
 package sta
 
 import (
@@ -16,9 +22,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gowrt/gowrt/ath/airtime"
 	"github.com/gowrt/gowrt/wlan"
 	"github.com/gowrt/gowrt/wlan/ccmp"
 	"github.com/gowrt/gowrt/wlan/ie"
+	"github.com/gowrt/gowrt/wlan/internal/mpdupool"
+	"github.com/gowrt/gowrt/wlan/radio"
+	"github.com/gowrt/gowrt/wlan/reorder"
 	"github.com/gowrt/gowrt/wlan/wpa"
 )
 
@@ -31,16 +41,32 @@ const ethHeaderLen = 14
 // rates the station supports (500 kb/s units).
 var rates = []byte{0x82, 0x84, 0x8b, 0x96, 0x0c, 0x12, 0x18, 0x24, 0x30, 0x48, 0x60, 0x6c}
 
-// Transmitter puts a raw MPDU on the air.
-type Transmitter interface {
-	Transmit(frame []byte) error
-}
+// txFrames bounds the frames the station has queued in its radio;
+// maxMPDU is the largest it builds (4-address header, CCMP, a 2304-octet
+// MSDU with its LLC/SNAP header).
+const (
+	txFrames = 64
+	maxMPDU  = 30 + ccmp.HeaderLen + wlan.MSDUHeaderLen + 2304 + ccmp.MICLen
+)
+
+// series is the retry schedule until rate control is wired in: 6 Mb/s
+// OFDM, mandatory in both bands, a few tries (what management frames use
+// anyway).
+var series = [radio.MaxSeries]radio.Series{{Rate: airtime.Legacy(6000), Tries: 4}}
 
 // Config is a station's configuration.
 type Config struct {
 	Addr       wlan.MAC
 	SSID       string
 	Passphrase string
+	// Open joins an open network (no RSN, no encryption).
+	Open bool
+	// WDS is 4-address mode: the station bridges a LAN behind it.
+	WDS bool
+	// HardwareCrypto puts the PTK and GTKs into the radio's key cache
+	// (crypto placement like ath10k's cryptmode 0) instead of running
+	// CCMP in software; the station still checks every PN.
+	HardwareCrypto bool
 	// Receive gets the Ethernet frames the station receives; borrowed.
 	Receive func(eth []byte)
 	Rand    io.Reader
@@ -73,6 +99,9 @@ type Stats struct {
 	Received    atomic.Uint64 // Ethernet frames delivered
 	Sent        atomic.Uint64
 	Dropped     atomic.Uint64
+	Duplicates  atomic.Uint64 // retransmissions of frames already received
+	Replays     atomic.Uint64 // CCMP frames dropped as replays
+	TxDropped   atomic.Uint64 // frames the radio had no room for
 	Deauths     atomic.Uint64 // deauthentications received
 	EAPOLErrors atomic.Uint64
 }
@@ -81,49 +110,76 @@ type Stats struct {
 var (
 	ErrNotAuthorized = errors.New("sta: not authorized")
 	ErrShortEth      = errors.New("sta: Ethernet frame too short")
+	ErrTooLong       = errors.New("sta: frame too long for an MSDU")
+	ErrNoKeyCache    = errors.New("sta: hardware crypto needs a radio with a key cache")
 )
 
 // Station is a client. Its methods are safe for concurrent use.
 type Station struct {
 	Stats Stats
 
-	mu     sync.Mutex
-	cfg    Config
-	pmk    [wpa.PMKLen]byte
-	rsne   []byte
-	tx     Transmitter
-	state  State
-	now    time.Time
-	sentAt time.Time
-	bssid  wlan.MAC
-	apRSNE []byte
-	aid    uint16
-	supp   *wpa.Supplicant
-	ptk    *ccmp.Key
-	gtk    *ccmp.Key
-	seq    wlan.Sequencer
-	buf    []byte
-	rxBuf  []byte
-	ethBuf []byte
-	tsf    uint64 // last beacon timestamp seen
+	rxMu sync.Mutex // serialises Receive; guards ethBuf
+	mu   sync.Mutex // guards the rest
+	cfg  Config
+	recv func(eth []byte)
+	// pendingEth is a frame for recv, handed over after mu is released
+	// so that recv may call Send (a bridge flooding, a stack answering).
+	pendingEth []byte
+	onLink     func(up bool)
+	linkUp     bool
+	pmk        [wpa.PMKLen]byte
+	rsne       []byte
+	radio      radio.Radio
+	keys       radio.KeyCache // with HardwareCrypto
+	tx         *mpdupool.Pool
+	state      State
+	now        time.Time
+	sentAt     time.Time
+	bssid      wlan.MAC
+	apRSNE     []byte
+	aid        uint16
+	supp       *wpa.Supplicant
+	ptk        *ccmp.Key
+	gtk        [4]*ccmp.Key // by key ID
+	seq        wlan.Sequencer
+	dup        reorder.DupFilter // frames from the AP
+	rxBuf      []byte
+	ethBuf     []byte
+	tsf        uint64 // last beacon timestamp seen
 }
 
 // New derives the PSK; the station stays idle until Start.
 func New(cfg Config) (*Station, error) {
+	s := &Station{cfg: cfg, recv: cfg.Receive, tx: mpdupool.New(txFrames, maxMPDU, nil)}
+	if cfg.Open {
+		return s, nil
+	}
 	pmk, err := wpa.PSK(cfg.Passphrase, []byte(cfg.SSID))
 	if err != nil {
 		return nil, err
 	}
-	return &Station{cfg: cfg, pmk: pmk, rsne: wpa.RSNElementPSKCCMP(0), buf: make([]byte, 0, 4096)}, nil
+	s.pmk, s.rsne = pmk, wpa.RSNElementPSKCCMP(0)
+	return s, nil
 }
 
-// Start begins scanning through tx.
-func (s *Station) Start(tx Transmitter, now time.Time) {
+var _ radio.Receiver = (*Station)(nil)
+
+// Start begins scanning through r, which delivers to the station.
+func (s *Station) Start(r radio.Radio, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tx, s.now = tx, now
+	s.radio, s.now = r, now
+	if s.cfg.HardwareCrypto && !s.cfg.Open {
+		if s.keys = r.KeyCache(); s.keys == nil {
+			return ErrNoKeyCache
+		}
+	}
+	if err := r.Start(s); err != nil {
+		return err
+	}
 	s.setState(Scanning)
 	s.probe()
+	return nil
 }
 
 // State returns where the station is.
@@ -159,10 +215,19 @@ func (s *Station) setState(st State) {
 	s.sentAt = s.now
 }
 
-func (s *Station) transmit(f []byte) {
-	s.buf = f
-	if s.tx != nil {
-		_ = s.tx.Transmit(f)
+// frame takes a transmit buffer, or nil (counted) when all are queued.
+func (s *Station) frame() *mpdupool.Frame {
+	f := s.tx.Get()
+	if f == nil {
+		s.Stats.TxDropped.Add(1)
+	}
+	return f
+}
+
+func (s *Station) transmit(f *mpdupool.Frame, mpdu []byte) {
+	noAck := wlan.MAC(mpdu[4:10]).IsGroup()
+	if s.tx.Submit(s.radio, f, mpdu, radio.NoKey, noAck, &series) != nil {
+		s.Stats.TxDropped.Add(1)
 	}
 }
 
@@ -171,8 +236,12 @@ func (s *Station) mgmt(k wlan.Kind, da wlan.MAC, body func([]byte) []byte) {
 	if k == wlan.KindProbeReq {
 		bssid = wlan.Broadcast
 	}
-	f := wlan.AppendMgmtHeader(s.buf[:0], k, 0, da, s.cfg.Addr, bssid, s.seq.Next(wlan.NonQoSTID))
-	s.transmit(body(f))
+	t := s.frame()
+	if t == nil {
+		return
+	}
+	f := wlan.AppendMgmtHeader(t.Buf[:0], k, 0, da, s.cfg.Addr, bssid, s.seq.Next(wlan.NonQoSTID))
+	s.transmit(t, body(f))
 }
 
 func (s *Station) probe() {
@@ -188,7 +257,10 @@ func (s *Station) authenticate() {
 }
 
 func (s *Station) associate() {
-	req := wlan.AssocReq{Capability: wlan.CapESS | wlan.CapPrivacy, ListenInterval: 10}
+	req := wlan.AssocReq{Capability: wlan.CapESS, ListenInterval: 10}
+	if !s.cfg.Open {
+		req.Capability |= wlan.CapPrivacy
+	}
 	ies := ie.AppendSSID(nil, []byte(s.cfg.SSID))
 	ies = ie.AppendRates(ies, rates)
 	req.IEs = append(ies, s.rsne...)
@@ -198,7 +270,15 @@ func (s *Station) associate() {
 // Tick retries what got no answer.
 func (s *Station) Tick(now time.Time) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.tick(now)
+	link, up, changed := s.linkChange()
+	s.mu.Unlock()
+	if changed && link != nil {
+		link(up)
+	}
+}
+
+func (s *Station) tick(now time.Time) {
 	s.now = now
 	if now.Sub(s.sentAt) < retryAfter {
 		return
@@ -214,15 +294,52 @@ func (s *Station) Tick(now time.Time) {
 	}
 }
 
-// Receive handles a frame from the air; it only reads frame.
-func (s *Station) Receive(frame []byte) {
+// Receive implements radio.Receiver: it handles a frame from the air with
+// its receive status (nil: nothing decrypted); it only reads frame.
+func (s *Station) Receive(frame []byte, st *radio.RxStatus) {
+	s.rxMu.Lock()
+	defer s.rxMu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.receive(frame, st)
+	recv, eth := s.recv, s.pendingEth
+	s.pendingEth = nil
+	link, up, changed := s.linkChange()
+	s.mu.Unlock()
+	if changed && link != nil {
+		link(up)
+	}
+	if eth != nil && recv != nil {
+		recv(eth)
+	}
+}
+
+// linkChange reports a change of authorization since the last call.
+func (s *Station) linkChange() (func(bool), bool, bool) {
+	up := s.state == Authorized
+	if up == s.linkUp {
+		return nil, false, false
+	}
+	s.linkUp = up
+	return s.onLink, up, true
+}
+
+func (s *Station) receive(frame []byte, st *radio.RxStatus) {
 	h, err := wlan.ParseHeader(frame)
 	if err != nil {
 		return
 	}
 	body := frame[h.Len:]
+	if h.FC.Kind().Type() != wlan.TypeControl && h.Addr1 == s.cfg.Addr && h.Addr2 == s.bssid {
+		// 802.11-2016 10.3.2.14: a retransmission after a lost ACK.
+		tid := uint8(wlan.NonQoSTID)
+		if h.FC.IsQoSData() {
+			tid = h.QoS.TID()
+		}
+		if s.dup.Check(tid, h.Seq, h.FC.Retry()) {
+			s.Stats.Duplicates.Add(1)
+			return
+		}
+	}
 	switch h.FC.Kind() {
 	case wlan.KindBeacon, wlan.KindProbeResp:
 		s.beacon(&h, body)
@@ -243,16 +360,21 @@ func (s *Station) Receive(frame []byte) {
 			return // retried by Tick; the AP may have room later
 		}
 		s.aid = r.AID
+		if s.cfg.Open {
+			s.authorized()
+			return
+		}
 		s.supp = wpa.NewSupplicant(&wpa.SupplicantConfig{PMK: s.pmk, SPA: s.cfg.Addr, AA: s.bssid, RSNE: s.rsne, APRSNE: s.apRSNE, Rand: s.cfg.Rand})
 		s.setState(Handshaking)
 	case wlan.KindDeauth, wlan.KindDisassoc:
 		if h.Addr1 == s.cfg.Addr && h.Addr2 == s.bssid && s.state > Scanning {
 			s.Stats.Deauths.Add(1)
-			s.ptk, s.gtk, s.supp, s.aid = nil, nil, nil, 0
+			s.ptk, s.gtk, s.supp, s.aid = nil, [4]*ccmp.Key{}, nil, 0
+			s.clearKeys()
 			s.setState(Scanning)
 		}
 	case wlan.KindData, wlan.KindQoSData:
-		s.data(&h, frame)
+		s.data(&h, frame, st)
 	}
 }
 
@@ -269,33 +391,69 @@ func (s *Station) beacon(h *wlan.Header, body []byte) {
 		s.tsf = b.Timestamp
 		s.Stats.Beacons.Add(1)
 	}
-	if s.state != Scanning || string(es.SSID) != s.cfg.SSID || es.RSN == nil {
+	if s.state != Scanning || string(es.SSID) != s.cfg.SSID || (es.RSN == nil) != s.cfg.Open {
 		return
 	}
 	// Found the network (a hidden one answers our directed probe).
 	s.bssid = h.Addr3
+	s.dup.Reset()
 	s.tsf = b.Timestamp
-	s.apRSNE = append([]byte{byte(ie.IDRSN), byte(len(es.RSN))}, es.RSN...)
+	if !s.cfg.Open {
+		s.apRSNE = append([]byte{byte(ie.IDRSN), byte(len(es.RSN))}, es.RSN...)
+	}
 	s.setState(Authenticating)
 	s.authenticate()
 }
 
-func (s *Station) data(h *wlan.Header, frame []byte) {
-	if !h.FC.FromDS() || h.FC.ToDS() || h.Addr2 != s.bssid || (h.Addr1 != s.cfg.Addr && !h.Addr1.IsGroup()) {
+func (s *Station) data(h *wlan.Header, frame []byte, st *radio.RxStatus) {
+	fourAddr := h.FC.ToDS() && h.FC.FromDS()
+	switch {
+	case h.Addr2 != s.bssid || !h.FC.FromDS():
+		return
+	case fourAddr:
+		if !s.cfg.WDS || h.Addr1 != s.cfg.Addr {
+			return
+		}
+	case h.FC.ToDS() || (h.Addr1 != s.cfg.Addr && !h.Addr1.IsGroup()):
+		return
+	case s.cfg.WDS && h.Addr1.IsGroup():
+		// A 4-address station takes group frames only as 4-address
+		// unicast copies; the 3-address broadcast may be its own LAN's
+		// frame coming back (mac80211 drops these for a 4addr station).
+		return
+	}
+	if !h.FC.HasBody() {
 		return
 	}
 	if h.FC.Protected() {
 		key := s.ptk
 		if h.Addr1.IsGroup() {
-			key = s.gtk
+			if id, err := ccmp.PeekKeyID(frame); err == nil {
+				key = s.gtk[id]
+			} else {
+				key = nil
+			}
 		}
 		if key == nil {
 			s.Stats.Dropped.Add(1)
 			return
 		}
+		if st != nil && st.DecryptErr {
+			s.Stats.Dropped.Add(1)
+			return
+		}
 		s.rxBuf = append(s.rxBuf[:0], frame...)
-		plain, err := key.Decap(s.rxBuf)
+		var plain []byte
+		var err error
+		if st != nil && st.Decrypted {
+			plain, err = key.AcceptDecrypted(s.rxBuf) // the PN check is ours
+		} else {
+			plain, err = key.Decap(s.rxBuf)
+		}
 		if err != nil {
+			if errors.Is(err, ccmp.ErrReplay) {
+				s.Stats.Replays.Add(1)
+			}
 			s.Stats.Dropped.Add(1)
 			return
 		}
@@ -311,22 +469,24 @@ func (s *Station) data(h *wlan.Header, frame []byte) {
 		s.eapol(payload)
 		return
 	}
-	if s.state != Authorized || !h.FC.Protected() {
+	if s.state != Authorized || (!h.FC.Protected() && !s.cfg.Open) {
 		s.Stats.Dropped.Add(1)
 		return
 	}
-	if h.Addr3 == s.cfg.Addr {
+	da, sa := h.Addr1, h.Addr3
+	if fourAddr {
+		da, sa = h.Addr3, h.Addr4
+	}
+	if sa == s.cfg.Addr {
 		return // our own group frame relayed back by the AP
 	}
-	e := append(s.ethBuf[:0], h.Addr1[:]...)
-	e = append(e, h.Addr3[:]...)
+	e := append(s.ethBuf[:0], da[:]...)
+	e = append(e, sa[:]...)
 	e = binary.BigEndian.AppendUint16(e, etherType)
 	e = append(e, payload...)
 	s.ethBuf = e
 	s.Stats.Received.Add(1)
-	if s.cfg.Receive != nil {
-		s.cfg.Receive(e)
-	}
+	s.pendingEth = e
 }
 
 func (s *Station) eapol(frame []byte) {
@@ -338,43 +498,119 @@ func (s *Station) eapol(frame []byte) {
 		s.Stats.EAPOLErrors.Add(1)
 	}
 	if resp != nil {
-		s.sendData(s.bssid, s.cfg.Addr, wpa.EtherTypeEAPOL, resp, s.ptk)
-	}
-	if ev&wpa.EventPTK != 0 {
-		ptk, _ := s.supp.PTK()
-		s.ptk, _ = ccmp.NewKey(ptk.TK[:], 0)
-		s.setState(Authorized)
+		// Messages 2 and 4 of the 4-way handshake go unprotected, also
+		// when message 3 is retransmitted after we installed the PTK:
+		// the AP installs its side only on message 4, so a protected
+		// message 4 could never reach it. The group handshake's answer
+		// goes under the PTK.
+		key := s.ptk
+		if k, err := wpa.ParseKeyFrame(resp); err == nil && k.KeyInfo&wpa.KeyInfoPairwise != 0 {
+			key = nil
+		}
+		_ = s.sendData(s.bssid, s.cfg.Addr, wpa.EtherTypeEAPOL, resp, key)
 	}
 	if ev&wpa.EventGTK != 0 {
 		gtk, id, rsc := s.supp.GTK()
 		if k, err := ccmp.NewKey(gtk, id); err == nil {
 			k.SetRxPN(rsc)
-			s.gtk = k
+			s.gtk[id] = k
+			if s.keys != nil {
+				_ = s.keys.Install(id, wlan.Broadcast, uint8(id), [16]byte(gtk), 0)
+			}
 		}
+	}
+	if ev&wpa.EventPTK != 0 {
+		ptk, _ := s.supp.PTK()
+		s.ptk, _ = ccmp.NewKey(ptk.TK[:], 0)
+		if s.keys != nil {
+			// The answer to message 3 went out above, unprotected by
+			// the cache: the key goes in after it (802.11-2016 12.7.6.5).
+			_ = s.keys.Install(pairwiseSlot, s.bssid, 0, ptk.TK, 1)
+		}
+		s.authorized()
 	}
 }
 
-// sendData sends a ToDS data frame to da through the AP.
+// authorized enters the Authorized state; a 4-address station then sends
+// a 4-address Null frame so the AP knows its mode before any data
+// (mac80211 does the same after associating in 4addr mode).
+func (s *Station) authorized() {
+	s.setState(Authorized)
+	if !s.cfg.WDS {
+		return
+	}
+	t := s.frame()
+	if t == nil {
+		return
+	}
+	h := wlan.Header{FC: wlan.NewFrameControl(wlan.KindNull, wlan.FlagToDS|wlan.FlagFromDS), Addr1: s.bssid, Addr2: s.cfg.Addr,
+		Addr3: s.bssid, Addr4: s.cfg.Addr, Seq: wlan.NewSeqControl(s.seq.Next(wlan.NonQoSTID), 0)}
+	s.transmit(t, wlan.AppendHeader(t.Buf[:0], &h))
+}
+
+// sendData sends a ToDS data frame to da through the AP: three addresses
+// (A2 is always the station's own: a 3-address station cannot send for
+// another source, as mac80211 in managed mode), or four in WDS mode
+// (A3 the destination, A4 the real source; 802.11-2016 Table 9-26).
 func (s *Station) sendData(da, sa wlan.MAC, etherType uint16, payload []byte, key *ccmp.Key) error {
-	h := wlan.Header{FC: wlan.NewFrameControl(wlan.KindData, wlan.FlagToDS), Addr1: s.bssid, Addr2: sa, Addr3: da,
+	t := s.frame()
+	if t == nil {
+		return nil
+	}
+	h := wlan.Header{FC: wlan.NewFrameControl(wlan.KindData, wlan.FlagToDS), Addr1: s.bssid, Addr2: s.cfg.Addr, Addr3: da,
 		Seq: wlan.NewSeqControl(s.seq.Next(wlan.NonQoSTID), 0)}
-	f := wlan.AppendHeader(s.buf[:0], &h)
+	if s.cfg.WDS && etherType != wpa.EtherTypeEAPOL {
+		h.FC = wlan.NewFrameControl(wlan.KindData, wlan.FlagToDS|wlan.FlagFromDS)
+		h.Addr4 = sa
+	}
+	if len(payload) > cap(t.Buf)-32-wlan.MSDUHeaderLen-ccmp.Overhead {
+		s.tx.Put(t)
+		return ErrTooLong
+	}
+	if key != nil && s.keys != nil {
+		// The radio encrypts: the Protected bit and room for the CCMP
+		// header and MIC (radio.TxRequest).
+		h.FC |= wlan.FlagProtected
+		f := wlan.AppendHeader(t.Buf[:0], &h)
+		f = append(f, ccmpRoom[:]...)
+		f = wlan.AppendMSDU(f, etherType, payload)
+		f = append(f, ccmpRoom[:]...)
+		if s.tx.Submit(s.radio, t, f, pairwiseSlot, false, &series) != nil {
+			s.Stats.TxDropped.Add(1)
+		}
+		return nil
+	}
+	f := wlan.AppendHeader(t.Buf[:0], &h)
 	f = wlan.AppendMSDU(f, etherType, payload)
 	if key != nil {
-		if cap(f)-len(f) < ccmp.Overhead {
-			f = append(f, make([]byte, ccmp.Overhead)...)[:len(f)]
-		}
 		var err error
 		if f, err = key.Encap(f); err != nil {
+			s.tx.Put(t)
 			return err
 		}
 	}
-	s.transmit(f)
+	s.transmit(t, f)
 	return nil
 }
 
-// Send transmits an Ethernet frame (its source must be the station's
-// address) protected with the PTK.
+// Key-cache layout: group keys in the slots of their key IDs, the PTK
+// after them (as the AP lays it out, after ath9k).
+const pairwiseSlot = 4
+
+var ccmpRoom [ccmp.HeaderLen]byte
+
+func (s *Station) clearKeys() {
+	if s.keys == nil {
+		return
+	}
+	for slot := 0; slot <= pairwiseSlot; slot++ {
+		_ = s.keys.Clear(slot)
+	}
+}
+
+// Send transmits an Ethernet frame, protected with the PTK. In 3-address
+// mode the frame goes out under the station's own address whatever its
+// source.
 func (s *Station) Send(eth []byte) error {
 	if len(eth) < ethHeaderLen {
 		return ErrShortEth

@@ -8,16 +8,21 @@ import (
 	"github.com/gowrt/gowrt/wlan/ap"
 	"github.com/gowrt/gowrt/wlan/medium"
 	"github.com/gowrt/gowrt/wlan/sta"
+	"github.com/gowrt/gowrt/wlan/wlantest"
 )
 
 const passphrase = "correct horse battery"
 
 func startAP(t *testing.T, m *medium.Medium, bssid wlan.MAC, ssid string) *ap.AP {
-	a, err := ap.New(ap.Config{BSSID: bssid, SSID: ssid, Passphrase: passphrase, Channel: 1})
+	return startAPConfig(t, m, bssid, ssid, false)
+}
+
+func startAPConfig(t testing.TB, m *medium.Medium, bssid wlan.MAC, ssid string, wds bool) *ap.AP {
+	a, err := ap.New(ap.Config{BSSID: bssid, SSID: ssid, Passphrase: passphrase, Channel: 1, WDS: wds})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Start(m.Attach(a), m.Now()); err != nil {
+	if err := a.Start(wlantest.NewRadio(m, wlantest.RadioConfig{Addr: bssid, Tick: a}), m.Now()); err != nil {
 		t.Fatal(err)
 	}
 	return a
@@ -35,7 +40,9 @@ func TestJoinsOnlyItsSSID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Start(m.Attach(s), m.Now())
+	if err := s.Start(wlantest.NewRadio(m, wlantest.RadioConfig{Addr: wlan.MAC{2, 0, 0, 0, 2, 0}, Tick: s}), m.Now()); err != nil {
+		t.Fatal(err)
+	}
 	m.Run(500 * time.Millisecond)
 	if s.State() != sta.Scanning {
 		t.Fatalf("state %v next to a foreign network", s.State())
