@@ -450,3 +450,20 @@ func TestStopFlushes(t *testing.T) {
 }
 
 var _ radio.Radio = (*SimRadio)(nil)
+
+type tickCount struct {
+	n    int
+	last time.Time
+}
+
+func (c *tickCount) Tick(now time.Time) { c.n++; c.last = now }
+
+func TestTicker(t *testing.T) {
+	m, _, _ := newRadios(t, Config{Step: 10 * time.Millisecond}, macA)
+	var c tickCount
+	m.AddTicker(&c)
+	m.Run(100 * time.Millisecond)
+	if c.n != 10 || !c.last.Equal(m.Now()) {
+		t.Fatalf("%d ticks, last %v, now %v", c.n, c.last, m.Now())
+	}
+}
