@@ -21,8 +21,13 @@ type airKind uint8
 const (
 	kindData   airKind = iota // a request's PPDU (data or management)
 	kindBeacon                // a beacon at TBTT
-	kindResp                  // an ACK or BlockAck
+	kindResp                  // an ACK, BlockAck or CTS
+	kindRTS                   // an RTS before a request's PPDU
 )
+
+// shortRetryLimit is dot11ShortRetryLimit (802.11-2016 Annex C: 7): RTS
+// attempts without a CTS before the request fails.
+const shortRetryLimit = 7
 
 // onAir is one PPDU on the air.
 type onAir struct {
@@ -39,10 +44,12 @@ type onAir struct {
 	one        [1][]byte
 }
 
-// pendingResp is a response scheduled SIFS after the PPDU it answers.
+// pendingResp is a response scheduled SIFS after the PPDU it answers,
+// or (launch) a request's PPDU SIFS after its CTS.
 type pendingResp struct {
-	a     *onAir
-	start int64
+	a      *onAir
+	start  int64
+	launch bool
 }
 
 // delivery is a callback to run without the lock.
@@ -190,6 +197,9 @@ func (m *Medium) nextEvent() int64 {
 		if r.waitUntil != 0 {
 			min(r.waitUntil)
 		}
+		if r.navUntil > m.us {
+			min(r.navUntil)
+		}
 		if r.nextTBTT >= 0 {
 			min(r.nextTBTT)
 		}
@@ -241,7 +251,15 @@ func (m *Medium) process(t int64) {
 		}
 		m.resps[i] = m.resps[len(m.resps)-1]
 		m.resps = m.resps[:len(m.resps)-1]
-		m.putOnAir(p.a, t)
+		if !p.launch {
+			m.putOnAir(p.a, t)
+			continue
+		}
+		if r := p.a.from; r.cur != nil && r.waitXID == p.a.xid {
+			m.launch(r, p.a, t)
+		} else {
+			m.putAir(p.a) // stopped meanwhile
+		}
 	}
 	// 3. ACK/BlockAck timeouts.
 	for _, r := range m.sims {
@@ -272,7 +290,7 @@ func (m *Medium) process(t int64) {
 	m.starting = starting[:0]
 	// 6. Carrier sense: freeze backoffs on busy, note idle.
 	for _, r := range m.sims {
-		busy := r.waitUntil != 0
+		busy := r.waitUntil != 0 || r.navUntil > t
 		for _, a := range m.active {
 			if !busy && m.hears(r, a.from) {
 				busy = true
@@ -339,15 +357,6 @@ func (m *Medium) startTx(r *SimRadio, t int64) {
 	for r.series < radio.MaxSeries && req.Series[r.series].Tries == 0 {
 		r.series++
 	}
-	r.longTries++
-	r.triesIn++
-	r.stats.TxPPDUs++
-	if r.longTries > 1 {
-		r.stats.TxRetries++
-		for _, f := range r.airFrames {
-			f[1] |= 0x08 // Retry (802.11-2016 9.2.4.1.6)
-		}
-	}
 	a := m.getAir()
 	a.kind, a.from = kindData, r
 	a.rate = req.Series[r.series].Rate
@@ -362,15 +371,68 @@ func (m *Medium) startTx(r *SimRadio, t int64) {
 	default:
 		a.ack = airtime.NormalAck
 	}
-	r.bo = -1
-	m.putOnAir(a, t)
+	// The Duration field covers the response (802.11-2016 9.2.5.7), as
+	// the hardware fills it in; it is outside the CCMP AAD.
+	dur := 0
 	if a.ack != airtime.NoAck {
-		respLen := airtime.ACKLen
-		if a.ack == airtime.BlockAck {
-			respLen = airtime.BlockAckLen
+		dur = m.phy.SIFS + m.respTime(a)
+	}
+	for _, f := range r.airFrames {
+		binary.LittleEndian.PutUint16(f[2:], uint16(dur))
+	}
+	r.bo = -1
+	if !req.RTS || a.ack == airtime.NoAck {
+		m.launch(r, a, t)
+		return
+	}
+	// RTS/CTS first (802.11-2016 10.3.2.6): the RTS's duration covers
+	// CTS, the PPDU and its response, so whoever hears the RTS or the CTS
+	// sets its NAV for the exchange.
+	rts := m.getAir()
+	rts.kind, rts.from, rts.xid = kindRTS, r, a.xid
+	rts.rate = m.phy.ControlRate(a.rate)
+	cts := m.phy.TxTime(rts.rate, airtime.CTSLen)
+	data := m.phy.TxTime(a.rate, psduLen(a.frames))
+	h := wlan.Header{FC: wlan.NewFrameControl(wlan.KindRTS, 0),
+		Duration: uint16(3*m.phy.SIFS + cts + data + m.respTime(a))}
+	copy(h.Addr1[:], r.airFrames[0][4:10])
+	h.Addr2 = r.addr
+	rts.respBuf = wlan.AppendHeader(rts.respBuf[:0], &h)
+	rts.one[0] = rts.respBuf
+	rts.frames = rts.one[:]
+	r.pendingData = a
+	m.putOnAir(rts, t)
+	// CTSTimeout: SIFS + slot + the CTS (802.11-2016 10.3.2.7).
+	r.waitUntil = rts.end + int64(m.phy.SIFS+m.phy.Slot+cts)
+	r.waitXID = a.xid
+	r.rtsWait = true
+}
+
+// respTime is the airtime of the response a PPDU asks for.
+func (m *Medium) respTime(a *onAir) int {
+	n := airtime.ACKLen
+	if a.ack == airtime.BlockAck {
+		n = airtime.BlockAckLen
+	}
+	return m.phy.TxTime(m.phy.ControlRate(a.rate), n)
+}
+
+// launch puts a request's PPDU on the air: one more data transmission.
+func (m *Medium) launch(r *SimRadio, a *onAir, t int64) {
+	if r.longTries > 0 {
+		r.stats.TxRetries++
+		for _, f := range r.airFrames {
+			f[1] |= 0x08 // Retry (802.11-2016 9.2.4.1.6)
 		}
+	}
+	r.longTries++
+	r.triesIn++
+	r.stats.TxPPDUs++
+	m.putOnAir(a, t)
+	r.waitUntil = 0
+	if a.ack != airtime.NoAck {
 		// ACKTimeout: SIFS + slot + the response (802.11-2016 10.3.2.9).
-		r.waitUntil = a.end + int64(m.phy.SIFS+m.phy.Slot+m.phy.TxTime(m.phy.ControlRate(a.rate), respLen))
+		r.waitUntil = a.end + int64(m.phy.SIFS+m.phy.Slot+m.respTime(a))
 		r.waitXID = a.xid
 	}
 }
@@ -400,7 +462,7 @@ func (m *Medium) prepare(r *SimRadio, req *radio.TxRequest, ac int) bool {
 		r.airFrames = append(r.airFrames, out)
 	}
 	r.cur, r.curAC = req, ac
-	r.series, r.triesIn, r.longTries, r.rcvd = 0, 0, 0, 0
+	r.series, r.triesIn, r.longTries, r.shortTries, r.rcvd = 0, 0, 0, 0, 0
 	return true
 }
 
@@ -471,6 +533,10 @@ func (m *Medium) finish(a *onAir, t int64) {
 		m.finishResp(a, t)
 		return
 	}
+	if a.kind == kindRTS {
+		m.finishRTS(a, t)
+		return
+	}
 	tx := a.from
 	var ra wlan.MAC
 	copy(ra[:], a.frames[0][4:10])
@@ -490,7 +556,11 @@ func (m *Medium) finish(a *onAir, t int64) {
 			}
 			m.deliverSim(r, f, a, i, t)
 		}
-		if a.kind == kindData && a.ack != airtime.NoAck && ra == r.addr && ok != 0 && tx.waitXID == a.xid {
+		switch {
+		case ok == 0:
+		case ra != r.addr:
+			m.setNAV(r, a.frames[0], t)
+		case a.kind == kindData && a.ack != airtime.NoAck && tx.waitXID == a.xid:
 			m.respond(r, tx, a, ok, t)
 		}
 	}
@@ -506,7 +576,7 @@ func (m *Medium) finish(a *onAir, t int64) {
 		}
 	}
 	if a.kind == kindData && a.ack == airtime.NoAck && tx.cur != nil {
-		m.complete(tx, tx.cur, radio.TxStatus{FinalSeries: tx.series, LongTries: tx.longTries})
+		m.complete(tx, tx.cur, radio.TxStatus{FinalSeries: tx.series, LongTries: tx.longTries, ShortTries: tx.shortTries})
 		m.exchangeDone(tx, t, true)
 	}
 }
@@ -578,12 +648,76 @@ func (m *Medium) respond(r, tx *SimRadio, a *onAir, ok uint64, t int64) {
 	m.resps = append(m.resps, pendingResp{a: resp, start: t + int64(m.phy.SIFS)})
 }
 
-// finishResp handles the end of an ACK or BlockAck at the radio it is for.
+// setNAV sets r's NAV from the Duration field of a frame it decoded
+// that was not addressed to it (802.11-2016 10.3.2.4).
+func (m *Medium) setNAV(r *SimRadio, f []byte, t int64) {
+	d := binary.LittleEndian.Uint16(f[2:])
+	if d&0x8000 != 0 {
+		return // an AID or reserved, not a duration
+	}
+	if end := t + int64(d); end > r.navUntil {
+		r.navUntil = end
+	}
+}
+
+// finishRTS handles the end of an RTS: its receiver answers with a CTS
+// if its NAV is clear (802.11-2016 10.3.2.7); the others set their NAV.
+func (m *Medium) finishRTS(a *onAir, t int64) {
+	tx := a.from
+	f := a.frames[0]
+	for _, r := range m.sims {
+		if r == tx || !r.on || !m.hears(r, tx) {
+			continue
+		}
+		if a.corrupt&(1<<uint(r.idx)) != 0 {
+			r.stats.RxCollided++
+			continue
+		}
+		if !m.linkOK(tx, r, a.rate, len(f)+fcsLen, a.start, 0) {
+			continue
+		}
+		if wlan.MAC(f[4:10]) != r.addr {
+			m.setNAV(r, f, t)
+			continue
+		}
+		if r.navUntil > t || tx.waitXID != a.xid {
+			continue
+		}
+		resp := m.getAir()
+		resp.kind, resp.from, resp.to, resp.xid = kindResp, r, tx, a.xid
+		resp.rate = a.rate
+		resp.ack = airtime.NoAck
+		cts := m.phy.TxTime(a.rate, airtime.CTSLen)
+		d := int(binary.LittleEndian.Uint16(f[2:])) - m.phy.SIFS - cts
+		if d < 0 {
+			d = 0
+		}
+		h := wlan.Header{FC: wlan.NewFrameControl(wlan.KindCTS, 0), Duration: uint16(d), Addr1: tx.addr}
+		resp.respBuf = wlan.AppendHeader(resp.respBuf[:0], &h)
+		resp.one[0] = resp.respBuf
+		resp.frames = resp.one[:]
+		r.stats.CTSSent++
+		m.resps = append(m.resps, pendingResp{a: resp, start: t + int64(m.phy.SIFS)})
+	}
+	for _, l := range m.radios {
+		m.outbox = append(m.outbox, delivery{dev: l.dev, buf: append(m.getBuf(), f...)})
+	}
+}
+
+// finishResp handles the end of an ACK, BlockAck or CTS at the radio it
+// is for; the others that decode it set their NAV from it.
 func (m *Medium) finishResp(a *onAir, t int64) {
 	tx := a.to
+	f := a.frames[0]
 	for _, l := range m.radios {
-		buf := append(m.getBuf(), a.frames[0]...)
+		buf := append(m.getBuf(), f...)
 		m.outbox = append(m.outbox, delivery{dev: l.dev, buf: buf})
+	}
+	for _, r := range m.sims {
+		if r != tx && r != a.from && r.on && m.hears(r, a.from) && a.corrupt&(1<<uint(r.idx)) == 0 &&
+			m.linkOK(a.from, r, a.rate, len(f)+fcsLen, a.start, 0) {
+			m.setNAV(r, f, t)
+		}
 	}
 	if tx.waitUntil == 0 || tx.waitXID != a.xid || tx.cur == nil || !m.hears(tx, a.from) {
 		return
@@ -592,11 +726,22 @@ func (m *Medium) finishResp(a *onAir, t int64) {
 		tx.stats.RxCollided++
 		return
 	}
-	if !m.linkOK(a.from, tx, a.rate, len(a.frames[0])+fcsLen, a.start, 0) {
+	if !m.linkOK(a.from, tx, a.rate, len(f)+fcsLen, a.start, 0) {
 		return
 	}
-	st := radio.TxStatus{Acked: true, FinalSeries: tx.series, LongTries: tx.longTries}
-	f := a.frames[0]
+	if wlan.FrameControl(binary.LittleEndian.Uint16(f)).Kind() == wlan.KindCTS {
+		if !tx.rtsWait || tx.pendingData == nil {
+			return
+		}
+		// The PPDU follows SIFS after the CTS; until then the radio
+		// stays busy.
+		tx.rtsWait = false
+		m.resps = append(m.resps, pendingResp{a: tx.pendingData, start: t + int64(m.phy.SIFS), launch: true})
+		tx.pendingData = nil
+		tx.waitUntil = t + int64(m.phy.SIFS)
+		return
+	}
+	st := radio.TxStatus{Acked: true, FinalSeries: tx.series, LongTries: tx.longTries, ShortTries: tx.shortTries}
 	if len(tx.airFrames) > 1 {
 		ba, err := parseBlockAck(f)
 		if err != nil {
@@ -640,7 +785,18 @@ func (m *Medium) attemptFailed(r *SimRadio, t int64) {
 	if req == nil {
 		return
 	}
-	if r.triesIn >= int(req.Series[r.series].Tries) {
+	if r.rtsWait {
+		// No CTS: a short retry, no data transmission spent.
+		r.rtsWait = false
+		m.putAir(r.pendingData)
+		r.pendingData = nil
+		r.shortTries++
+		if r.shortTries >= shortRetryLimit {
+			m.complete(r, req, radio.TxStatus{FinalSeries: r.series, LongTries: r.longTries, ShortTries: r.shortTries})
+			m.exchangeDone(r, t, false)
+			return
+		}
+	} else if r.triesIn >= int(req.Series[r.series].Tries) {
 		last := r.series
 		r.series++
 		r.triesIn = 0
@@ -648,7 +804,7 @@ func (m *Medium) attemptFailed(r *SimRadio, t int64) {
 			r.series++
 		}
 		if r.series >= radio.MaxSeries {
-			m.complete(r, req, radio.TxStatus{FinalSeries: last, LongTries: r.longTries})
+			m.complete(r, req, radio.TxStatus{FinalSeries: last, LongTries: r.longTries, ShortTries: r.shortTries})
 			m.exchangeDone(r, t, false)
 			return
 		}

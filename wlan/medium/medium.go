@@ -96,6 +96,9 @@ type Medium struct {
 	capBuf  []byte
 	stats   Stats
 
+	tickers []Ticker
+	ticking []Ticker
+
 	// The SimRadios' air (air.go).
 	sims     []*SimRadio
 	active   []*onAir
@@ -312,13 +315,33 @@ func (m *Medium) Run(d time.Duration) {
 		m.Deliver()
 		m.mu.Lock()
 		now := m.timeAt(m.us)
-		devs := make([]Device, 0, len(m.radios))
+		ticks := m.ticking[:0]
 		for _, r := range m.radios {
-			devs = append(devs, r.dev)
+			ticks = append(ticks, r.dev)
 		}
+		ticks = append(ticks, m.tickers...)
+		m.ticking = nil
 		m.mu.Unlock()
-		for _, dev := range devs {
-			dev.Tick(now)
+		for _, t := range ticks {
+			t.Tick(now)
 		}
+		m.mu.Lock()
+		m.ticking = ticks[:0]
+		m.mu.Unlock()
 	}
+}
+
+// Ticker is anything with timers to run on the medium's clock: the MAC
+// layer above a SimRadio (an AP's beacon TIM updates, inactivity and
+// handshake timeouts).
+type Ticker interface {
+	Tick(now time.Time)
+}
+
+// AddTicker has t ticked at every step of Run (Config.Step), after the
+// air and the deliveries up to that time, like a Device.
+func (m *Medium) AddTicker(t Ticker) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.tickers = append(m.tickers, t)
 }

@@ -34,16 +34,20 @@ type SimRadio struct {
 
 	queues [numAC]reqQueue
 	// The exchange in progress: cur is the head request being tried.
-	cur       *radio.TxRequest
-	curAC     int
-	series    int
-	triesIn   int
-	longTries int
-	rcvd      uint64 // the peer's scoreboard for this exchange
-	waitXID   uint64
-	airFrames [][]byte
-	airBufs   [][]byte
-	waitUntil int64 // waiting for ACK/BlockAck until then (µs), 0 none
+	cur         *radio.TxRequest
+	curAC       int
+	series      int
+	triesIn     int
+	longTries   int
+	rcvd        uint64 // the peer's scoreboard for this exchange
+	waitXID     uint64
+	airFrames   [][]byte
+	airBufs     [][]byte
+	waitUntil   int64 // waiting for ACK/BlockAck/CTS until then (µs), 0 none
+	shortTries  int
+	rtsWait     bool   // the RTS is out, waiting for the CTS
+	pendingData *onAir // the PPDU to send after the CTS
+	navUntil    int64  // virtual carrier sense (NAV), µs
 
 	// Contention.
 	cw      int
@@ -79,6 +83,7 @@ type RadioStats struct {
 	RxDecryptErrors uint64
 	AcksSent        uint64
 	BlockAcks       uint64
+	CTSSent         uint64
 }
 
 const (
@@ -359,6 +364,13 @@ func (r *SimRadio) endExchange() {
 	}
 	r.airFrames = r.airFrames[:0]
 	r.waitUntil = 0
+	r.waitXID = 0
+	r.shortTries = 0
+	r.rtsWait = false
+	if r.pendingData != nil {
+		r.m.putAir(r.pendingData)
+		r.pendingData = nil
+	}
 }
 
 // seqOf returns the sequence number of an MPDU.

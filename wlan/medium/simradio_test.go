@@ -102,8 +102,13 @@ func TestUnicastIsAcked(t *testing.T) {
 	if len(d.st) != 1 || !d.st[0].Acked || d.st[0].LongTries != 1 || d.st[0].BlockAck != 1 || d.st[0].FinalSeries != 0 {
 		t.Fatalf("status %+v", d.st)
 	}
-	if len(logs[1].got) != 1 || !bytes.Equal(logs[1].got[0].frame, f) {
+	if len(logs[1].got) != 1 || !bytes.Equal(logs[1].got[0].frame[4:], f[4:]) {
 		t.Fatalf("B got %+v", logs[1].got)
+	}
+	// The radio filled in the Duration: SIFS and the ACK at the control
+	// rate for MCS 7 (24 Mb/s: 28 µs).
+	if d := binary.LittleEndian.Uint16(logs[1].got[0].frame[2:]); d != 16+28 {
+		t.Errorf("duration %d", d)
 	}
 	if st := logs[1].got[0].st; st.Rate != mcs7 || st.Decrypted || st.InAMPDU {
 		t.Errorf("rx status %+v", st)
@@ -336,7 +341,7 @@ func TestAggregateBlockAck(t *testing.T) {
 				t.Fatal("subframe not marked as in an A-MPDU")
 			}
 			for i, f := range mpdus {
-				if bytes.Equal(f[2:], r.frame[2:]) {
+				if bytes.Equal(f[4:], r.frame[4:]) {
 					want |= 1 << i
 				}
 			}
@@ -354,9 +359,10 @@ func TestAggregateBlockAck(t *testing.T) {
 }
 
 // Two stations that cannot hear each other collide at the AP; when they
-// hear each other, carrier sense keeps collisions rare.
+// hear each other, carrier sense keeps collisions rare; hidden, but with
+// RTS/CTS, the CTS sets the other's NAV and the long frames get through.
 func TestHiddenNodeCollides(t *testing.T) {
-	run := func(hidden bool) (collided, acked uint64) {
+	run := func(hidden, rts bool) (collided, acked uint64) {
 		m, rs, _ := newRadios(t, Config{Seed: 7}, macA, macB, macC)
 		m.SetHidden(rs[1], rs[2], hidden)
 		var refill func(r *SimRadio, n *int) func(*radio.TxRequest, *radio.TxStatus)
@@ -376,17 +382,45 @@ func TestHiddenNodeCollides(t *testing.T) {
 			}
 			req := &radio.TxRequest{MPDUs: [][]byte{qosData(macA, r.addr, 1, make([]byte, 1500), false)}, Key: radio.NoKey, Done: refill(r, n)}
 			req.Series[0] = radio.Series{Rate: airtime.MCS(0, false, false), Tries: 7}
+			req.RTS = rts
 			r.Transmit(req)
 		}
 		m.Run(2 * time.Second)
 		s := rs[0].Stats()
 		return s.RxCollided, rs[1].Stats().TxAcked + rs[2].Stats().TxAcked
 	}
-	hc, ha := run(true)
-	vc, va := run(false)
-	t.Logf("hidden: %d collisions, %d acked; visible: %d collisions, %d acked", hc, ha, vc, va)
+	hc, ha := run(true, false)
+	vc, va := run(false, false)
+	rc, ra := run(true, true)
+	t.Logf("hidden: %d collisions, %d acked; visible: %d collisions, %d acked; hidden with RTS: %d collisions, %d acked", hc, ha, vc, va, rc, ra)
 	if hc < 5*(vc+1) || ha >= va {
 		t.Errorf("hidden %d/%d, visible %d/%d", hc, ha, vc, va)
+	}
+	if ra < 2*ha {
+		t.Errorf("RTS/CTS did not help: %d acked, %d without", ra, ha)
+	}
+}
+
+func TestRTSWithoutCTS(t *testing.T) {
+	m, rs, logs := newRadios(t, Config{Seed: 12}, macA, macB)
+	m.SetLoss(rs[0], rs[1], 1)
+	d := &doneLog{med: m}
+	req := &radio.TxRequest{MPDUs: [][]byte{qosData(macB, macA, 1, []byte("x"), false)}, Key: radio.NoKey, RTS: true, Done: d.done}
+	req.Series[0] = radio.Series{Rate: mcs7, Tries: 4}
+	rs[0].Transmit(req)
+	m.Run(100 * time.Millisecond)
+	if len(d.st) != 1 || d.st[0].Acked || d.st[0].ShortTries != shortRetryLimit || d.st[0].LongTries != 0 {
+		t.Fatalf("%+v", d.st)
+	}
+	m.SetLoss(rs[0], rs[1], 0)
+	d.st = nil
+	rs[0].Transmit(req)
+	m.Run(10 * time.Millisecond)
+	if len(d.st) != 1 || !d.st[0].Acked || d.st[0].ShortTries != 0 || d.st[0].LongTries != 1 || rs[1].Stats().CTSSent != 1 {
+		t.Fatalf("%+v %+v", d.st, rs[1].Stats())
+	}
+	if len(logs[1].got) != 1 {
+		t.Fatal("RTS or CTS handed up as data")
 	}
 }
 
@@ -416,3 +450,20 @@ func TestStopFlushes(t *testing.T) {
 }
 
 var _ radio.Radio = (*SimRadio)(nil)
+
+type tickCount struct {
+	n    int
+	last time.Time
+}
+
+func (c *tickCount) Tick(now time.Time) { c.n++; c.last = now }
+
+func TestTicker(t *testing.T) {
+	m, _, _ := newRadios(t, Config{Step: 10 * time.Millisecond}, macA)
+	var c tickCount
+	m.AddTicker(&c)
+	m.Run(100 * time.Millisecond)
+	if c.n != 10 || !c.last.Equal(m.Now()) {
+		t.Fatalf("%d ticks, last %v, now %v", c.n, c.last, m.Now())
+	}
+}

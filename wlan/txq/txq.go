@@ -19,7 +19,12 @@
 //     Pick gives; after SoftRetries they are dropped, counted, and a
 //     BlockAckReq moves the recipient's window past them;
 //   - one exchange per peer and TID is in flight at a time, peers are
-//     served round-robin, TIDs by access category priority.
+//     served round-robin, TIDs by access category priority;
+//   - with A-MSDU enabled, an MSDU queued behind a frame not yet sent is
+//     packed into it as an A-MSDU subframe (802.11-2016 9.3.2.2) when
+//     ath/agg's TXOP plan at the peer's current rate keeps the result
+//     one MPDU within the A-MSDU and TXOP limits, as mac80211 builds
+//     A-MSDUs in its queues while the hardware is busy.
 //
 // Frames live in buffers allocated when the scheduler is made: enqueueing,
 // forming, completing and retrying allocate nothing.
@@ -62,6 +67,11 @@ const (
 	barRateKbps = 6000
 	// numTIDs: the eight user priorities (802.11-2016 10.2.4.2).
 	numTIDs = 8
+	// MaxAMSDUSubframes bounds the MSDUs packed into one A-MSDU.
+	MaxAMSDUSubframes = 8
+	// amsduBit is the A-MSDU Present bit of the QoS Control field
+	// (802.11-2016 9.2.4.5.9), in its first octet.
+	amsduBit = 0x80
 )
 
 // tidAC maps a TID (user priority) to radio.TxRequest.Queue: 0 BE, 1 BK,
@@ -94,6 +104,12 @@ type Config struct {
 	Rate        sample.Config
 	SoftRetries int
 	Buffers     int
+	// AMSDU packs MSDUs into A-MSDUs of at most MaxAMSDU bytes (default
+	// agg.MaxAMSDUShort) whose exchange fits TXOPLimitUs at the current
+	// rate (default agg.DefaultLimitUs).
+	AMSDU       bool
+	MaxAMSDU    int
+	TXOPLimitUs int
 	// Now is the clock rate control runs on.
 	Now func() time.Duration
 }
@@ -106,6 +122,10 @@ type Scheduler struct {
 	free     [][]byte
 	stations []*Station
 	rr       int
+	// Scratch for A-MSDU packing.
+	scratch  []byte
+	planLens [MaxAMSDUSubframes + 1]int
+	planOut  [1]agg.PPDU
 }
 
 // frame is one MPDU waiting for its acknowledgement.
@@ -115,6 +135,14 @@ type frame struct {
 	retries uint16
 	done    bool // acknowledged or dropped
 	dropped bool
+	sent    bool // in a request at least once: no more packing
+	// A-MSDU packing: the MSDUs (LLC/SNAP and payload lengths), the
+	// first one's addresses, where the body starts.
+	msdus   uint8
+	lens    [MaxAMSDUSubframes]uint16
+	da, sa  wlan.MAC
+	body    uint16
+	payload int
 }
 
 // tidQueue is one TID's frames in sequence order: ring[head] is the
@@ -151,17 +179,18 @@ type Station struct {
 
 // Stats are one peer's counters, for an athstats-style view.
 type Stats struct {
-	Enqueued   uint64
-	QueueFull  uint64 // MSDUs refused: ring or buffers full
-	Acked      uint64 // MPDUs acknowledged
-	Retries    uint64 // MPDU retransmissions in software
-	Dropped    uint64 // MPDUs dropped after SoftRetries
-	BARs       uint64
-	Exchanges  uint64 // PPDUs handed to the radio (aggregate or single)
-	Subframes  uint64
-	HWRetries  uint64 // radio tries beyond the first
-	TxErrors   uint64 // requests the radio dropped unsent
-	PayloadAck uint64 // MSDU payload bytes acknowledged
+	Enqueued    uint64 // MSDUs
+	AMSDUPacked uint64 // MSDUs packed into an A-MSDU behind another
+	QueueFull   uint64 // MSDUs refused: ring or buffers full
+	Acked       uint64 // MPDUs acknowledged
+	Retries     uint64 // MPDU retransmissions in software
+	Dropped     uint64 // MPDUs dropped after SoftRetries
+	BARs        uint64
+	Exchanges   uint64 // PPDUs handed to the radio (aggregate or single)
+	Subframes   uint64
+	HWRetries   uint64 // radio tries beyond the first
+	TxErrors    uint64 // requests the radio dropped unsent
+	PayloadAck  uint64 // MSDU payload bytes acknowledged
 	// AggHist counts aggregates by subframes: 1, 2-3, 4-7, 8-15, 16-31,
 	// 32-63, 64.
 	AggHist [7]uint64
@@ -189,10 +218,25 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.PHY.Slot == 0 {
 		cfg.PHY = airtime.FiveGHz()
 	}
-	s := &Scheduler{cfg: cfg, free: make([][]byte, cfg.Buffers)}
-	pool := make([]byte, cfg.Buffers*bufLen)
+	size := bufLen
+	if cfg.AMSDU {
+		if cfg.MaxAMSDU <= 0 {
+			cfg.MaxAMSDU = agg.MaxAMSDUShort
+		}
+		if cfg.MaxAMSDU > agg.MaxAMSDULong {
+			return nil, errors.New("txq: A-MSDU limit above 7935")
+		}
+		if cfg.TXOPLimitUs <= 0 {
+			cfg.TXOPLimitUs = agg.DefaultLimitUs
+		}
+		if n := 36 + ccmp.Overhead + cfg.MaxAMSDU; n > size {
+			size = n
+		}
+	}
+	s := &Scheduler{cfg: cfg, free: make([][]byte, cfg.Buffers), scratch: make([]byte, 0, bufLen)}
+	pool := make([]byte, cfg.Buffers*size)
 	for i := range s.free {
-		s.free[i] = pool[i*bufLen : i*bufLen : (i+1)*bufLen]
+		s.free[i] = pool[i*size : i*size : (i+1)*size]
 	}
 	return s, nil
 }
@@ -291,6 +335,14 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, sa wlan.MAC, etherType uint1
 		q.req.Done = s.done
 		st.tids[tid] = q
 	}
+	if s.cfg.AMSDU && q.n > 0 {
+		if tail := &q.ring[(q.head+q.n-1)%ringLen]; s.fitsAMSDU(st, tail, wlan.MSDUHeaderLen+len(payload)) {
+			s.pack(st, tail, sa, etherType, payload)
+			st.stats.Enqueued++
+			st.stats.AMSDUPacked++
+			return nil
+		}
+	}
 	if q.n == ringLen || len(s.free) == 0 {
 		st.stats.QueueFull++
 		return ErrFull
@@ -300,6 +352,7 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, sa wlan.MAC, etherType uint1
 	seq := q.nextSeq
 	q.nextSeq = (q.nextSeq + 1) % wlan.SeqModulo
 	h := wlan.Header{Seq: wlan.NewSeqControl(seq, 0), QoS: wlan.NewQoSControl(tid, wlan.AckNormal, false, false)}
+	h.Len = 26 // QoS data, three addresses
 	var flags wlan.FrameControl
 	if s.cfg.Station {
 		flags = wlan.FlagToDS
@@ -322,11 +375,85 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, sa wlan.MAC, etherType uint1
 		var mic [ccmp.MICLen]byte
 		buf = append(buf, mic[:]...)
 	}
-	q.ring[(q.head+q.n)%ringLen] = frame{buf: buf, seq: seq}
+	f := frame{buf: buf, seq: seq, msdus: 1, payload: len(payload), body: uint16(h.Len)}
+	f.lens[0] = uint16(wlan.MSDUHeaderLen + len(payload))
+	if st.key != radio.NoKey {
+		f.body += ccmp.HeaderLen
+	}
+	if s.cfg.Station {
+		f.da, f.sa = sa, s.cfg.Own
+	} else {
+		f.da, f.sa = st.addr, sa
+	}
+	q.ring[(q.head+q.n)%ringLen] = f
 	q.n++
 	st.stats.Enqueued++
 	s.kick()
 	return nil
+}
+
+// fitsAMSDU reports whether an MSDU of msdu bytes (LLC/SNAP included)
+// may be packed into the queue's tail frame: not yet sent, room for a
+// subframe, and the TXOP plan at the peer's current rate puts all its
+// MSDUs into one A-MSDU.
+func (s *Scheduler) fitsAMSDU(st *Station, tail *frame, msdu int) bool {
+	if tail.sent || tail.done || int(tail.msdus) >= MaxAMSDUSubframes {
+		return false
+	}
+	_, rix := st.node.Current(len(tail.buf) + msdu)
+	if rix < 0 {
+		rix = 0
+	}
+	plan := agg.TXOP{PHY: s.cfg.PHY, Rate: st.table.Rate(rix), MaxAMSDU: s.cfg.MaxAMSDU, LimitUs: s.cfg.TXOPLimitUs}
+	lens := s.planLens[:0]
+	for i := 0; i < int(tail.msdus); i++ {
+		lens = append(lens, int(tail.lens[i]))
+	}
+	lens = append(lens, msdu)
+	n, _, err := plan.Plan(lens, tail.seq, s.planOut[:])
+	return err == nil && n == 1 && s.planOut[0].N == len(lens)
+}
+
+// pack appends an MSDU to the tail frame as an A-MSDU subframe, turning
+// a plain MSDU frame into an A-MSDU first: A-MSDU Present set, Address
+// 3 the BSSID (802.11-2016 Table 9-26), the first MSDU re-framed as a
+// subframe with its DA and SA.
+func (s *Scheduler) pack(st *Station, f *frame, sa wlan.MAC, etherType uint16, payload []byte) {
+	mic := 0
+	if st.key != radio.NoKey {
+		mic = ccmp.MICLen
+	}
+	buf := f.buf[:len(f.buf)-mic]
+	start := int(f.body)
+	if f.msdus == 1 {
+		s.scratch = append(s.scratch[:0], buf[start:]...)
+		buf = buf[:start]
+		hl := start
+		if mic != 0 {
+			hl -= ccmp.HeaderLen
+		}
+		buf[hl-2] |= amsduBit
+		bssid := s.cfg.Own
+		if s.cfg.Station {
+			bssid = st.addr
+		}
+		copy(buf[16:22], bssid[:])
+		buf = wlan.AppendAMSDUSubframe(buf, start, f.da, f.sa, s.scratch)
+	}
+	da, src := st.addr, sa
+	if s.cfg.Station {
+		da, src = sa, s.cfg.Own
+	}
+	s.scratch = wlan.AppendMSDU(s.scratch[:0], etherType, payload)
+	buf = wlan.AppendAMSDUSubframe(buf, start, da, src, s.scratch)
+	if mic != 0 {
+		var m [ccmp.MICLen]byte
+		buf = append(buf, m[:]...)
+	}
+	f.buf = buf
+	f.lens[f.msdus] = uint16(len(s.scratch))
+	f.msdus++
+	f.payload += len(payload)
 }
 
 // Kick starts exchanges for every idle TID with frames (after the radio
@@ -427,6 +554,9 @@ func (s *Scheduler) send(q *tidQueue) {
 	if err := s.cfg.Radio.Transmit(req); err != nil {
 		return // the radio's queue is full: the next completion kicks
 	}
+	for i := range req.MPDUs {
+		q.ring[q.idx[i]].sent = true
+	}
 	q.inflight = true
 	st.stats.Exchanges++
 	st.stats.Subframes += uint64(len(req.MPDUs))
@@ -522,7 +652,7 @@ func (s *Scheduler) done(req *radio.TxRequest, ts *radio.TxStatus) {
 		f := &q.ring[q.idx[i]]
 		if acked&(1<<uint(i)) != 0 {
 			st.stats.Acked++
-			st.stats.PayloadAck += uint64(payloadLen(f.buf, st.key != radio.NoKey))
+			st.stats.PayloadAck += uint64(f.payload)
 			f.done = true
 			continue
 		}
@@ -546,13 +676,4 @@ func (s *Scheduler) done(req *radio.TxRequest, ts *radio.TxStatus) {
 		q.n--
 	}
 	s.kick()
-}
-
-// payloadLen is an MPDU's MSDU payload length.
-func payloadLen(mpdu []byte, protected bool) int {
-	n := len(mpdu) - 26 - wlan.MSDUHeaderLen
-	if protected {
-		n -= ccmp.Overhead
-	}
-	return n
 }
