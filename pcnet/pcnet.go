@@ -15,9 +15,15 @@
 // Receive lends each frame to the handler in its ring buffer, for the
 // duration of Handler.Receive, and gives the buffer back to the chip
 // afterwards: the driver copies nothing (a handler that keeps a frame
-// copies it, as the net contract says). Transmit copies the frame into the
-// slot's buffer and releases the caller's TxBuf at once, so the caller's
-// memory is never DMA'd and a full ring is reported, not waited on.
+// copies it, as the net contract says). A handler that implements
+// net.BufHandler may keep the buffer instead (net.RxBuf.Keep): the slot is
+// refilled from a pool of spare buffers (Config.RxSpares) and the kept
+// buffer returns to the pool when its holder releases it. Transmit copies
+// the frame into the slot's buffer and releases the caller's TxBuf at
+// once, so the caller's memory is never DMA'd and a full ring is
+// reported, not waited on; the exception is a buffer kept from a pcnet on
+// the same DMA platform (net.CapTxRxBuf), which the chip sends from where
+// it was received, and which is released at TX completion.
 //
 // The driver has the shape the net contract describes: the board connects
 // NIC.Interrupt to the chip's interrupt line (PCI INTx is level-triggered,
@@ -69,6 +75,11 @@ type Config struct {
 	Promiscuous bool
 	// LinkPoll is the link-state poll period (default 500 ms).
 	LinkPoll time.Duration
+	// RxSpares is how many receive buffers beyond the ring a handler may
+	// keep at once (net.RxBuf.Keep), each taking a kept buffer's place
+	// in the ring: default 64 (a TX ring's worth of frames forwarded
+	// without copying), negative for none. At most 4096.
+	RxSpares int
 }
 
 // Stats are the driver's counters, read without a lock: gnet.Counters,
@@ -77,7 +88,13 @@ type Config struct {
 type Stats struct {
 	RxFrames, RxBytes, RxErrors, RxDropped, Missed gnet.Counter
 	TxFrames, TxBytes, TxErrors, TxFull            gnet.Counter
-	Interrupts, MemErrors                          gnet.Counter
+	// TxFromRx counts frames sent straight from a kept receive buffer,
+	// without a copy (they are in TxFrames too).
+	TxFromRx gnet.Counter
+	// RxKeepEmpty counts refused RxBuf.Keep calls: no spare buffer was
+	// free (the frame was forwarded by copy instead).
+	RxKeepEmpty           gnet.Counter
+	Interrupts, MemErrors gnet.Counter
 	// Rescued counts link-poll ticks that found interrupt causes pending
 	// with no interrupt serviced since the previous tick and no service
 	// pass running, and serviced them: a lost or late interrupt costs at
@@ -94,10 +111,98 @@ var (
 	ErrSize    = errors.New("pcnet: frame size")
 )
 
+// slot is a TX ring slot: its own buffer, which Transmit copies frames
+// into, or a kept receive buffer the chip reads in its place.
 type slot struct {
-	buf []byte
-	m   *busdma.Map
-	pa  uint32
+	buf  []byte
+	m    *busdma.Map
+	pa   uint32
+	loan *rxBuf // the kept receive buffer the slot's descriptor points at
+}
+
+// rxBuf is one receive buffer. It is in the ring (rxInRing), lent to a
+// ReceiveBuf call (rxLent), kept by the handler (rxKept: as a TxBuf,
+// perhaps in a TX ring) or a spare in its NIC's pool (rxSpare). It is the
+// net.RxBuf of the frames it holds and, once kept, their TxBuf.
+type rxBuf struct {
+	owner *NIC
+	buf   []byte
+	m     *busdma.Map
+	pa    uint32
+	state uint8
+	slot  int       // the ring slot it was lent from
+	used  int       // bytes the CPU may hold in its cache (0..bufSize)
+	frame [1][]byte // Segments while kept
+}
+
+const (
+	rxInRing uint8 = iota
+	rxLent
+	rxKept
+	rxSpare
+)
+
+// rxPool holds the spare receive buffers. Kept buffers come back from
+// whichever goroutine releases them (another NIC's TX completion), so it
+// has a lock; it never allocates.
+type rxPool struct {
+	mu   sync.Mutex
+	free []*rxBuf
+}
+
+func (p *rxPool) get() *rxBuf {
+	p.mu.Lock()
+	var b *rxBuf
+	if k := len(p.free); k > 0 {
+		b = p.free[k-1]
+		p.free = p.free[:k-1]
+	}
+	p.mu.Unlock()
+	return b
+}
+
+func (p *rxPool) put(b *rxBuf) {
+	p.mu.Lock()
+	p.free = append(p.free, b) // within cap: every buffer fits
+	p.mu.Unlock()
+}
+
+// Keep implements net.RxBuf: a spare takes the buffer's ring slot and the
+// buffer becomes the caller's TxBuf.
+func (b *rxBuf) Keep() gnet.TxBuf {
+	if b.state != rxLent {
+		return nil
+	}
+	n := b.owner
+	if n.hz.keepInRing() { // false in the shipped build
+		b.state = rxKept
+		return b
+	}
+	s := n.pool.get()
+	if s == nil {
+		n.Stats.RxKeepEmpty.Add(1)
+		return nil
+	}
+	s.state = rxInRing
+	n.rx[b.slot] = s
+	b.state = rxKept
+	return b
+}
+
+// Segments implements net.TxBuf for a kept buffer.
+func (b *rxBuf) Segments() [][]byte { return b.frame[:] }
+
+// Len implements net.TxBuf.
+func (b *rxBuf) Len() int { return len(b.frame[0]) }
+
+// Release implements net.TxBuf: the buffer goes back to its NIC's pool.
+func (b *rxBuf) Release() {
+	if b.state != rxKept {
+		panic("pcnet: release of a receive buffer that is not kept")
+	}
+	b.state = rxSpare
+	b.frame[0] = nil
+	b.owner.pool.put(b)
 }
 
 // NIC is one PCnet chip. It implements net.NIC.
@@ -107,13 +212,15 @@ type NIC struct {
 	mac  gnet.MAC
 	part uint16
 
-	ib     barrier.Space // init block
-	rxd    barrier.Space // RX descriptors
-	txd    barrier.Space
-	ibPA   uint32
-	rxPA   uint32
-	txPA   uint32
-	rx, tx []slot
+	ib   barrier.Space // init block
+	rxd  barrier.Space // RX descriptors
+	txd  barrier.Space
+	ibPA uint32
+	rxPA uint32
+	txPA uint32
+	rx   []*rxBuf // the buffer in each RX slot
+	tx   []slot
+	pool rxPool
 
 	regMu sync.Mutex // RAP/RDP pairs
 	svcMu sync.Mutex // one service pass at a time (interrupt or watchdog)
@@ -126,6 +233,7 @@ type NIC struct {
 	rxHead int
 
 	h       gnet.Handler
+	bh      gnet.BufHandler // h, if it can keep buffers
 	started bool
 	running atomic.Bool // started and not stopped: Interrupt services the chip
 	stopped atomic.Bool
@@ -154,6 +262,14 @@ func New(cfg Config) (*NIC, error) {
 	}
 	if cfg.LinkPoll == 0 {
 		cfg.LinkPoll = 500 * time.Millisecond
+	}
+	switch {
+	case cfg.RxSpares == 0:
+		cfg.RxSpares = 64
+	case cfg.RxSpares < 0:
+		cfg.RxSpares = 0
+	case cfg.RxSpares > 4096:
+		return nil, fmt.Errorf("%w: %d spare receive buffers (at most 4096)", ErrConfig, cfg.RxSpares)
 	}
 	rl, ok1 := log2(cfg.RxRing)
 	tl, ok2 := log2(cfg.TxRing)
@@ -272,8 +388,23 @@ func (n *NIC) alloc(rl, tl uint) error {
 		}
 		return s, nil
 	}
-	if n.rx, err = mk(n.cfg.RxRing, busdma.FromDevice); err != nil {
+	rxs, err := mk(n.cfg.RxRing+n.cfg.RxSpares, busdma.FromDevice)
+	if err != nil {
 		return err
+	}
+	// One backing array for every receive buffer's bookkeeping.
+	bufs := make([]rxBuf, len(rxs))
+	n.rx = make([]*rxBuf, n.cfg.RxRing)
+	n.pool.free = make([]*rxBuf, 0, n.cfg.RxSpares)
+	for i, s := range rxs {
+		// The CPU may have touched any of the buffer (zeroed it).
+		bufs[i] = rxBuf{owner: n, buf: s.buf, m: s.m, pa: s.pa, used: bufSize}
+		if i < len(n.rx) {
+			n.rx[i] = &bufs[i]
+		} else {
+			bufs[i].state = rxSpare
+			n.pool.free = append(n.pool.free, &bufs[i])
+		}
 	}
 	if n.tx, err = mk(n.cfg.TxRing, busdma.ToDevice); err != nil {
 		return err
@@ -293,7 +424,7 @@ func (n *NIC) alloc(rl, tl uint) error {
 	n.ib.Write32(ibRDRA, n.rxPA)
 	n.ib.Write32(ibTDRA, n.txPA)
 	for i := range n.rx {
-		n.giveRx(i, bufSize) // the CPU may have touched any of it
+		n.giveRx(i)
 	}
 	for i := range n.tx {
 		// Owned by the driver; Transmit fills in the address.
@@ -304,13 +435,14 @@ func (n *NIC) alloc(rl, tl uint) error {
 	return nil
 }
 
-// giveRx hands RX slot i (back) to the chip. The CPU touched (read) no
-// more than the first used bytes of its buffer since the last hand-over,
-// so only their lines can be cached (clean) and need the PreRead
-// invalidate.
-func (n *NIC) giveRx(i, used int) {
-	s := &n.rx[i]
-	_ = s.m.SyncRange(busdma.PreRead, 0, used)
+// giveRx hands RX slot i (back) to the chip, with the buffer now in it.
+// The CPU touched (read) no more than the first used bytes of the buffer
+// since its last hand-over, so only their lines can be cached (clean) and
+// need the PreRead invalidate.
+func (n *NIC) giveRx(i int) {
+	s := n.rx[i]
+	_ = s.m.SyncRange(busdma.PreRead, 0, s.used)
+	s.used = 0
 	d := uint32(i * descSize)
 	n.rxd.Write32(d+dAddr, s.pa)
 	n.rxd.Write32(d+dMisc, 0)
@@ -331,7 +463,11 @@ func (n *NIC) MTU() int { return gnet.DefaultMTU }
 // Capabilities implements net.NIC: Transmit copies the frame into the
 // ring slot's buffer and releases it before it returns (CapTxCopy), from
 // any number of segments (CapScatterGather: the copy gathers them).
-func (n *NIC) Capabilities() gnet.Capabilities { return gnet.CapTxCopy | gnet.CapScatterGather }
+// It sends a buffer kept from a pcnet on the same DMA platform without
+// copying it (CapTxRxBuf).
+func (n *NIC) Capabilities() gnet.Capabilities {
+	return gnet.CapTxCopy | gnet.CapScatterGather | gnet.CapTxRxBuf
+}
 
 // Link implements net.NIC. The PCnet-PCI II reports no speed; it is a
 // 10 Mbit/s part on real hardware (QEMU does not throttle).
@@ -355,6 +491,7 @@ func (n *NIC) Start(h gnet.Handler) error {
 	}
 	n.started = true
 	n.h = h
+	n.bh, _ = h.(gnet.BufHandler)
 	n.setCSR(csr1, uint16(n.ibPA))
 	n.setCSR(csr2, uint16(n.ibPA>>16))
 	n.setCSR(csr3, 0) // no interrupt masked
@@ -466,8 +603,7 @@ func (n *NIC) reapRx() {
 		}
 		n.rxd.Barrier() // read the rest of the descriptor after OWN
 		mcnt := int(n.rxd.Read32(d+dMisc) & mcntMask)
-		s := &n.rx[i]
-		used := 0 // bytes of the buffer the CPU read
+		s := n.rx[i]
 		switch {
 		case st&descERR != 0 || st&(descSTP|descENP) != descSTP|descENP:
 			n.Stats.RxErrors.Add(1)
@@ -478,13 +614,23 @@ func (n *NIC) reapRx() {
 		default:
 			// Only the frame's lines: the chip wrote mcnt bytes.
 			_ = s.m.SyncRange(busdma.PostRead, 0, mcnt)
-			used = mcnt
+			s.used = mcnt // the bytes of the buffer the CPU may read
 			l := mcnt - fcsLen
 			n.Stats.RxFrames.Add(1)
 			n.Stats.RxBytes.Add(uint32(l))
-			n.h.Receive(s.buf[:l:l])
+			f := s.buf[:l:l]
+			if n.bh == nil {
+				n.h.Receive(f)
+				break
+			}
+			s.state, s.slot, s.frame[0] = rxLent, i, f
+			n.bh.ReceiveBuf(f, s)
+			if s.state == rxLent {
+				s.state, s.frame[0] = rxInRing, nil
+			}
+			// else kept: a spare took its place in n.rx[i]
 		}
-		n.giveRx(i, used)
+		n.giveRx(i)
 		n.rxHead = (i + 1) & (len(n.rx) - 1)
 	}
 }
@@ -504,14 +650,22 @@ func (n *NIC) reapTx() {
 		if st&descERR != 0 || n.txd.Read32(d+dMisc)&(txBUFF|txUFLO|txLCOL|txLCAR|txRTRY) != 0 {
 			n.Stats.TxErrors.Add(1)
 		}
-		_ = n.tx[i].m.Sync(busdma.PostWrite)
+		if s := &n.tx[i]; s.loan != nil {
+			b := s.loan
+			s.loan = nil
+			b.Release() // back to the receiving NIC's pool
+		} else {
+			_ = s.m.Sync(busdma.PostWrite)
+		}
 		n.txTail = (i + 1) & (len(n.tx) - 1)
 		n.txUsed--
 	}
 }
 
 // Transmit implements net.NIC. The frame is copied into the ring slot's
-// buffer and b is released before Transmit returns.
+// buffer and b is released before Transmit returns, unless b is a
+// receive buffer kept from a pcnet on the same DMA platform: the chip
+// sends that in place, and it is released once sent.
 func (n *NIC) Transmit(b gnet.TxBuf) error {
 	l := b.Len()
 	if l < gnet.EthHeaderLen || l > maxFrame {
@@ -536,21 +690,34 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	}
 	i := n.txHead
 	s := &n.tx[i]
+	pa := s.pa
 	off := 0
-	for _, seg := range b.Segments() {
-		off += copy(s.buf[off:], seg)
+	kept, _ := b.(*rxBuf)
+	if kept != nil && l >= minFrame && kept.owner.cfg.DMA == n.cfg.DMA {
+		// A receive buffer of a pcnet on our platform: the chip sends
+		// it from where it landed. No PreWrite: the CPU has not written
+		// it since the PostRead after it landed (nobody writes a
+		// received frame, the net contract says), so memory holds the
+		// frame and no line of it can be dirty.
+		s.loan, pa, off = kept, kept.pa, l
+		n.Stats.TxFromRx.Add(1)
+	} else {
+		kept = nil
+		for _, seg := range b.Segments() {
+			off += copy(s.buf[off:], seg)
+		}
+		for ; off < minFrame; off++ {
+			s.buf[off] = 0
+		}
+		_ = s.m.SyncRange(busdma.PreWrite, 0, off) // the chip reads off bytes
 	}
-	for ; off < minFrame; off++ {
-		s.buf[off] = 0
-	}
-	_ = s.m.SyncRange(busdma.PreWrite, 0, off) // the chip reads off bytes
 	d := uint32(i * descSize)
 	own := uint32(descOWN|descSTP|descENP)<<16 | uint32(bcnt(off))
 	early := n.hz.ownFirst() // false in the shipped build
 	if early {
 		n.txd.Write32(d+dCtl, own)
 	}
-	n.txd.Write32(d+dAddr, s.pa)
+	n.txd.Write32(d+dAddr, pa)
 	n.txd.Write32(d+dMisc, 0)
 	n.txd.Barrier() // every field before OWN
 	if !early {
@@ -563,7 +730,9 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	n.setCSR(csr0, csr0TDMD|csr0IENA)
 	n.Stats.TxFrames.Add(1)
 	n.Stats.TxBytes.Add(uint32(l))
-	b.Release()
+	if kept == nil {
+		b.Release()
+	}
 	return nil
 }
 
@@ -596,6 +765,16 @@ func (n *NIC) Stop() {
 	n.setCSR(csr0, csr0STOP)
 	n.svcMu.Lock() // an Interrupt pass that began before Stop has ended
 	n.svcMu.Unlock()
+	// The chip is stopped: kept buffers still queued go back to their
+	// owners.
+	n.txMu.Lock()
+	for i := range n.tx {
+		if b := n.tx[i].loan; b != nil {
+			n.tx[i].loan = nil
+			b.Release()
+		}
+	}
+	n.txMu.Unlock()
 	if n.started {
 		close(n.stop)
 		n.wg.Wait()

@@ -21,6 +21,7 @@ const line = 10
 
 type rig struct {
 	sys  *hwsim.System
+	ctl  *hwsim.Controller
 	chip *pcnetsim.Chip
 	nic  *NIC
 	disp *intr.Dispatcher
@@ -81,7 +82,7 @@ func newRigStart(t *testing.T, seed uint64, be bool, w wrong, cc hwsim.Controlle
 	// sync hazards are still caught without it (TestHazardMissingSync).
 	sys := hwsim.New(hwsim.Config{Seed: seed, BigEndianCPU: be, NoEviction: true})
 	ctl := sys.NewController(cc)
-	r := &rig{sys: sys, sent: make(chan []byte, 1024), stop: make(chan struct{}), h: &handler{got: make(chan struct{}, 1)}}
+	r := &rig{sys: sys, ctl: ctl, sent: make(chan []byte, 1024), stop: make(chan struct{}), h: &handler{got: make(chan struct{}, 1)}}
 	r.chip = pcnetsim.New(sys, ctl, pcnetsim.Config{MAC: testMAC, Line: line, OnTransmit: func(f []byte) {
 		select {
 		case r.sent <- append([]byte(nil), f...):
