@@ -336,3 +336,38 @@ func TestBridgeSendsFromReceiveBuffer(t *testing.T) {
 		t.Error(m)
 	}
 }
+
+// writer is a handler that breaks the net contract: it writes into the
+// frame it is lent.
+type writer struct{ n int }
+
+func (w *writer) Receive(f []byte) {
+	f[len(f)/2] ^= 0xff
+	w.n++
+}
+func (*writer) LinkChanged(gnet.LinkState) {}
+
+// TestHazardHandlerWritesFrame: the driver re-arms a receive buffer
+// without a PreRead invalidate, relying on the CPU never writing it
+// (busdma's re-arm rule). A handler that writes a lent frame leaves a
+// dirty line in a buffer the chip writes again, and the model reports
+// it: the promise the driver relies on is checked, not assumed.
+func TestHazardHandlerWritesFrame(t *testing.T) {
+	w := &writer{}
+	r := newRigStart(t, 3, true, wrong{}, hwsim.ControllerConfig{Name: "i8259", Lines: 16},
+		func(n *NIC) error { return n.Start(w) })
+	for i := 0; i < 20; i++ { // the 8-slot ring wraps twice
+		r.chip.Deliver(frame(i, 200))
+		for r.chip.Pending() > 1 {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	time.Sleep(5 * time.Millisecond)
+	r.close()
+	for _, m := range r.misuses(t) {
+		if m.Kind == hwsim.CPUWroteDeviceLine {
+			return
+		}
+	}
+	t.Fatalf("a handler wrote %d lent frames, and no write was caught", w.n)
+}

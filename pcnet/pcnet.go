@@ -130,8 +130,10 @@ type rxBuf struct {
 	m     *busdma.Map
 	pa    uint32
 	state uint8
-	slot  int       // the ring slot it was lent from
-	used  int       // bytes the CPU may hold in its cache (0..bufSize)
+	slot  int // the ring slot it was lent from
+	// fresh: the buffer has not been handed to the chip since it was
+	// allocated, and the CPU may have written (zeroed) any of it.
+	fresh bool
 	frame [1][]byte // Segments while kept
 }
 
@@ -398,7 +400,7 @@ func (n *NIC) alloc(rl, tl uint) error {
 	n.pool.free = make([]*rxBuf, 0, n.cfg.RxSpares)
 	for i, s := range rxs {
 		// The CPU may have touched any of the buffer (zeroed it).
-		bufs[i] = rxBuf{owner: n, buf: s.buf, m: s.m, pa: s.pa, used: bufSize}
+		bufs[i] = rxBuf{owner: n, buf: s.buf, m: s.m, pa: s.pa, fresh: true}
 		if i < len(n.rx) {
 			n.rx[i] = &bufs[i]
 		} else {
@@ -436,13 +438,19 @@ func (n *NIC) alloc(rl, tl uint) error {
 }
 
 // giveRx hands RX slot i (back) to the chip, with the buffer now in it.
-// The CPU touched (read) no more than the first used bytes of the buffer
-// since its last hand-over, so only their lines can be cached (clean) and
-// need the PreRead invalidate.
+//
+// Only a fresh buffer gets the PreRead invalidate. Since its first
+// hand-over the CPU has only read the buffer (the net contract forbids
+// writing a received frame, kept or not), so none of its lines can be
+// dirty, and the PostRead invalidate over each received frame drops any
+// clean line the CPU held across the transfer before the CPU reads it:
+// busdma's rule for re-arming a buffer the CPU never wrote.
 func (n *NIC) giveRx(i int) {
 	s := n.rx[i]
-	_ = s.m.SyncRange(busdma.PreRead, 0, s.used)
-	s.used = 0
+	if s.fresh {
+		_ = s.m.Sync(busdma.PreRead)
+		s.fresh = false
+	}
 	d := uint32(i * descSize)
 	n.rxd.Write32(d+dAddr, s.pa)
 	n.rxd.Write32(d+dMisc, 0)
@@ -614,7 +622,6 @@ func (n *NIC) reapRx() {
 		default:
 			// Only the frame's lines: the chip wrote mcnt bytes.
 			_ = s.m.SyncRange(busdma.PostRead, 0, mcnt)
-			s.used = mcnt // the bytes of the buffer the CPU may read
 			l := mcnt - fcsLen
 			n.Stats.RxFrames.Add(1)
 			n.Stats.RxBytes.Add(uint32(l))
