@@ -177,7 +177,7 @@ func (b *rxBuf) Keep() gnet.TxBuf {
 	}
 	n := b.owner
 	if n.hz.keepInRing() { // false in the shipped build
-		b.state = rxKept
+		b.state, n.kept = rxKept, true
 		return b
 	}
 	s := n.pool.get()
@@ -187,7 +187,7 @@ func (b *rxBuf) Keep() gnet.TxBuf {
 	}
 	s.state = rxInRing
 	n.rx[b.slot] = s
-	b.state = rxKept
+	b.state, n.kept = rxKept, true
 	return b
 }
 
@@ -198,10 +198,9 @@ func (b *rxBuf) Segments() [][]byte { return b.frame[:] }
 func (b *rxBuf) Len() int { return len(b.frame[0]) }
 
 // Release implements net.TxBuf: the buffer goes back to its NIC's pool.
+// It may run on any goroutine (another NIC's TX completion), and as soon
+// as the holder passed the buffer on, even before ReceiveBuf returns.
 func (b *rxBuf) Release() {
-	if b.state != rxKept {
-		panic("pcnet: release of a receive buffer that is not kept")
-	}
 	b.state = rxSpare
 	b.frame[0] = nil
 	b.owner.pool.put(b)
@@ -233,6 +232,7 @@ type NIC struct {
 
 	rxMu   sync.Mutex // serialises RX ring and calls into h
 	rxHead int
+	kept   bool // the buffer lent to ReceiveBuf was kept
 
 	h       gnet.Handler
 	bh      gnet.BufHandler // h, if it can keep buffers
@@ -631,11 +631,14 @@ func (n *NIC) reapRx() {
 				break
 			}
 			s.state, s.slot, s.frame[0] = rxLent, i, f
+			n.kept = false
 			n.bh.ReceiveBuf(f, s)
-			if s.state == rxLent {
+			// A kept buffer is no longer ours to touch (it may be
+			// sent and released already): a spare took its place in
+			// n.rx[i].
+			if !n.kept {
 				s.state, s.frame[0] = rxInRing, nil
 			}
-			// else kept: a spare took its place in n.rx[i]
 		}
 		n.giveRx(i)
 		n.rxHead = (i + 1) & (len(n.rx) - 1)
