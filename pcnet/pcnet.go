@@ -426,7 +426,8 @@ func (n *NIC) alloc(rl, tl uint) error {
 	n.ib.Write32(ibRDRA, n.rxPA)
 	n.ib.Write32(ibTDRA, n.txPA)
 	for i := range n.rx {
-		n.giveRx(i)
+		n.rxd.Write32(uint32(i*descSize)+dMisc, 0)
+		n.giveRx(i, true)
 	}
 	for i := range n.tx {
 		// Owned by the driver; Transmit fills in the address.
@@ -445,16 +446,26 @@ func (n *NIC) alloc(rl, tl uint) error {
 // dirty, and the PostRead invalidate over each received frame drops any
 // clean line the CPU held across the transfer before the CPU reads it:
 // busdma's rule for re-arming a buffer the CPU never wrote.
-func (n *NIC) giveRx(i int) {
+//
+// The chip writes only the status half of the control word and the
+// message count (Am79C970A datasheet, "Receive Descriptors": RMD0, the
+// buffer address, is the host's; Linux's pcnet32 re-arms a descriptor by
+// writing BCNT and OWN alone), so only a buffer that moved into the slot
+// (moved) needs its address written; the message count is the chip's
+// and is read only after it cleared OWN.
+func (n *NIC) giveRx(i int, moved bool) {
 	s := n.rx[i]
 	if s.fresh {
 		_ = s.m.Sync(busdma.PreRead)
 		s.fresh = false
 	}
 	d := uint32(i * descSize)
-	n.rxd.Write32(d+dAddr, s.pa)
-	n.rxd.Write32(d+dMisc, 0)
-	n.rxd.Barrier() // the chip must see the address before OWN
+	if moved {
+		n.rxd.Write32(d+dAddr, s.pa)
+	}
+	// The chip must see the address before OWN, and the CPU be done
+	// reading the buffer.
+	n.rxd.Barrier()
 	n.rxd.Write32(d+dCtl, uint32(descOWN)<<16|uint32(bcnt(bufSize)))
 }
 
@@ -612,6 +623,7 @@ func (n *NIC) reapRx() {
 		n.rxd.Barrier() // read the rest of the descriptor after OWN
 		mcnt := int(n.rxd.Read32(d+dMisc) & mcntMask)
 		s := n.rx[i]
+		moved := false // a spare took the slot
 		switch {
 		case st&descERR != 0 || st&(descSTP|descENP) != descSTP|descENP:
 			n.Stats.RxErrors.Add(1)
@@ -639,8 +651,9 @@ func (n *NIC) reapRx() {
 			if !n.kept {
 				s.state, s.frame[0] = rxInRing, nil
 			}
+			moved = n.kept
 		}
-		n.giveRx(i)
+		n.giveRx(i, moved)
 		n.rxHead = (i + 1) & (len(n.rx) - 1)
 	}
 }
