@@ -77,8 +77,9 @@ type Config struct {
 	LinkPoll time.Duration
 	// RxSpares is how many receive buffers beyond the ring a handler may
 	// keep at once (net.RxBuf.Keep), each taking a kept buffer's place
-	// in the ring: default 64 (a TX ring's worth of frames forwarded
-	// without copying), negative for none. At most 4096.
+	// in the ring: default TxRing (a TX ring's worth of frames forwarded
+	// without copying, on a chip like this one), negative for none. At
+	// most 4096.
 	RxSpares int
 }
 
@@ -229,6 +230,9 @@ type NIC struct {
 	txMu           sync.Mutex
 	txHead, txTail int // next to fill, oldest not reclaimed
 	txUsed         int
+	unrung         int         // frames queued since the doorbell last rang
+	txBatch        int         // most frames queued before the doorbell rings
+	owed           atomic.Bool // frames are queued that the doorbell has not announced
 
 	rxMu   sync.Mutex // serialises RX ring and calls into h
 	rxHead int
@@ -267,7 +271,7 @@ func New(cfg Config) (*NIC, error) {
 	}
 	switch {
 	case cfg.RxSpares == 0:
-		cfg.RxSpares = 64
+		cfg.RxSpares = cfg.TxRing
 	case cfg.RxSpares < 0:
 		cfg.RxSpares = 0
 	case cfg.RxSpares > 4096:
@@ -278,7 +282,7 @@ func New(cfg Config) (*NIC, error) {
 	if !ok1 || !ok2 || rl < 1 || tl < 1 || rl > 9 || tl > 9 {
 		return nil, fmt.Errorf("%w: ring sizes %d/%d (powers of two, 2..512)", ErrConfig, cfg.RxRing, cfg.TxRing)
 	}
-	n := &NIC{cfg: cfg, regs: cfg.Regs, stop: make(chan struct{})}
+	n := &NIC{cfg: cfg, regs: cfg.Regs, stop: make(chan struct{}), txBatch: max(1, min(txBatchMax, cfg.TxRing/4))}
 	n.reset()
 	id := uint32(n.csr(csr89))<<16 | uint32(n.csr(csr88))
 	n.part = uint16(id >> 12)
@@ -525,6 +529,7 @@ func (n *NIC) Start(h gnet.Handler) error {
 	if !ok {
 		return fmt.Errorf("%w: CSR0 %#04x", ErrInit, n.csr(csr0))
 	}
+	register(n, true)
 	n.running.Store(true)
 	n.setCSR(csr0, csr0IDON|csr0STRT|csr0IENA)
 	n.rxMu.Lock()
@@ -590,11 +595,12 @@ func (n *NIC) Interrupt() {
 }
 
 func (n *NIC) serviceLocked() {
+	passes.Add(1)
 	n.Stats.Interrupts.Add(1)
 	for i := 0; i < 16; i++ {
 		c := n.csr(csr0)
 		if c&csr0Causes == 0 {
-			return
+			break
 		}
 		n.setCSR(csr0, c&csr0Causes|csr0IENA)
 		if c&csr0MISS != 0 {
@@ -606,6 +612,72 @@ func (n *NIC) serviceLocked() {
 		n.reapRx()
 		n.reapTx()
 	}
+	endPass()
+}
+
+// The TX doorbell (CSR0 TDMD: a register write and two barriers) rings
+// once per service pass rather than once per frame. Frames a pass
+// forwards are queued on the egress chip without it, and when the pass
+// ends it rings every chip that is owed one; a frame queued while no pass
+// is running (the router's own traffic) rings at once, as does the
+// txBatch-th frame queued without a ring, so the TX ring never fills with
+// frames the chip was not told about. A pass on one chip also delays the
+// doorbell of a frame another goroutine queues meanwhile, until the pass
+// ends.
+//
+// No doorbell is lost: Transmit records that it owes one (owed) before it
+// looks whether a pass is running, and a pass, once it stopped counting
+// itself, looks at every chip's owed; with sequentially consistent
+// atomics one of the two sees the other.
+var (
+	passes  atomic.Int32           // service passes in progress, on any chip
+	chipsMu sync.Mutex             // serialises writers of chips
+	chips   atomic.Pointer[[]*NIC] // started chips, which a pass's end looks at
+)
+
+// txBatchMax bounds the frames queued without a doorbell (a quarter of
+// the TX ring at most).
+const txBatchMax = 16
+
+// endPass ends a service pass and rings the doorbells it owes.
+func endPass() {
+	passes.Add(-1)
+	if cs := chips.Load(); cs != nil {
+		for _, c := range *cs {
+			if c.owed.Load() {
+				c.txMu.Lock()
+				c.unrung = 0
+				c.txMu.Unlock()
+				c.ring()
+			}
+		}
+	}
+}
+
+// ring rings the doorbell if a frame is owed one.
+func (n *NIC) ring() {
+	if n.owed.Swap(false) && n.running.Load() {
+		n.setCSR(csr0, csr0TDMD|csr0IENA)
+	}
+}
+
+// register adds n to (or, with add false, removes it from) the chips a
+// pass's end looks at.
+func register(n *NIC, add bool) {
+	chipsMu.Lock()
+	defer chipsMu.Unlock()
+	var cs []*NIC
+	if old := chips.Load(); old != nil {
+		for _, c := range *old {
+			if c != n {
+				cs = append(cs, c)
+			}
+		}
+	}
+	if add {
+		cs = append(cs, n)
+	}
+	chips.Store(&cs)
 }
 
 // reapRx delivers every frame the chip has handed back.
@@ -749,8 +821,16 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	n.txd.Barrier()
 	n.txHead = (i + 1) & (len(n.tx) - 1)
 	n.txUsed++
+	n.unrung++
+	n.owed.Store(true) // before looking for a pass: see passes
+	now := n.unrung >= n.txBatch || passes.Load() == 0
+	if now {
+		n.unrung = 0
+	}
 	n.txMu.Unlock()
-	n.setCSR(csr0, csr0TDMD|csr0IENA)
+	if now {
+		n.ring()
+	}
 	n.Stats.TxFrames.Add(1)
 	n.Stats.TxBytes.Add(uint32(l))
 	if kept == nil {
@@ -785,6 +865,9 @@ func (n *NIC) Stop() {
 		return
 	}
 	n.running.Store(false)
+	if n.started {
+		register(n, false)
+	}
 	n.setCSR(csr0, csr0STOP)
 	n.svcMu.Lock() // an Interrupt pass that began before Stop has ended
 	n.svcMu.Unlock()

@@ -77,6 +77,14 @@ const (
 type Config struct {
 	MAC  [6]byte
 	Line int // interrupt line on Ctl
+	// TxOnDemand makes the TX engine look at its ring only after the
+	// driver wrote TDMD (transmit demand), until it finds no descriptor
+	// it owns: a driver that queues a frame and never rings the doorbell
+	// stalls. (The real chip also polls the ring every few milliseconds;
+	// the model does not, so a lost doorbell shows.) Without it the
+	// engine takes a descriptor as soon as it sees OWN, which catches
+	// descriptors handed over half-written.
+	TxOnDemand bool
 	// OnTransmit receives each frame the chip sends (without FCS). It
 	// runs with the System lock held and must not block or call the model;
 	// the slice is only valid during the call.
@@ -369,6 +377,9 @@ func (c *Chip) length(ctl uint32, what string, d uint64) (int, bool) {
 }
 
 func (c *Chip) txStep() bool {
+	if c.cfg.TxOnDemand && c.csr[0]&c0TDMD == 0 {
+		return false
+	}
 	d := c.tdra + uint64(c.txIdx*16)
 	ctl, ok := c.load(d + 4)
 	if !ok || ctl>>16&own == 0 {
