@@ -680,17 +680,19 @@ func register(n *NIC, add bool) {
 	chips.Store(&cs)
 }
 
-// reapRx delivers every frame the chip has handed back.
+// reapRx delivers every frame the chip has handed back. It counts them
+// once at the end: two atomics per pass instead of per frame.
 func (n *NIC) reapRx() {
 	n.rxMu.Lock()
 	defer n.rxMu.Unlock()
+	frames, bytes := uint32(0), uint32(0)
 	for k := 0; k < len(n.rx); k++ {
 		i := n.rxHead
 		d := uint32(i * descSize)
 		ctl := n.rxd.Read32(d + dCtl)
 		st := uint16(ctl >> 16)
 		if st&descOWN != 0 {
-			return
+			break
 		}
 		n.rxd.Barrier() // read the rest of the descriptor after OWN
 		mcnt := int(n.rxd.Read32(d+dMisc) & mcntMask)
@@ -707,8 +709,8 @@ func (n *NIC) reapRx() {
 			// Only the frame's lines: the chip wrote mcnt bytes.
 			_ = s.m.SyncRange(busdma.PostRead, 0, mcnt)
 			l := mcnt - fcsLen
-			n.Stats.RxFrames.Add(1)
-			n.Stats.RxBytes.Add(uint32(l))
+			frames++
+			bytes += uint32(l)
 			f := s.buf[:l:l]
 			if n.bh == nil {
 				n.h.Receive(f)
@@ -727,6 +729,10 @@ func (n *NIC) reapRx() {
 		}
 		n.giveRx(i, moved)
 		n.rxHead = (i + 1) & (len(n.rx) - 1)
+	}
+	if frames != 0 {
+		n.Stats.RxFrames.Add(frames)
+		n.Stats.RxBytes.Add(bytes)
 	}
 }
 
