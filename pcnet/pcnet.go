@@ -85,7 +85,10 @@ type Config struct {
 
 // Stats are the driver's counters, read without a lock: gnet.Counters,
 // whose Add is a 32-bit atomic (a 64-bit one takes the runtime's global
-// spinlock on 32-bit MIPS).
+// spinlock on 32-bit MIPS). The per-frame ones are added in batches:
+// RxFrames and RxBytes after each reap of the RX ring, TxFrames, TxBytes
+// and TxFromRx when the TX doorbell rings (at the latest when the service
+// pass that queued the frames ends).
 type Stats struct {
 	RxFrames, RxBytes, RxErrors, RxDropped, Missed gnet.Counter
 	TxFrames, TxBytes, TxErrors, TxFull            gnet.Counter
@@ -233,6 +236,7 @@ type NIC struct {
 	unrung         int         // frames queued since the doorbell last rang
 	txBatch        int         // most frames queued before the doorbell rings
 	owed           atomic.Bool // frames are queued that the doorbell has not announced
+	txCount        txCount     // Stats not yet added: counted once per doorbell
 
 	rxMu   sync.Mutex // serialises RX ring and calls into h
 	rxHead int
@@ -635,6 +639,29 @@ var (
 	chips   atomic.Pointer[[]*NIC] // started chips, which a pass's end looks at
 )
 
+// txCount is what Transmit counted since the doorbell last rang; it is
+// added to Stats when the doorbell rings (three atomics per batch, not
+// per frame).
+type txCount struct{ frames, bytes, fromRx uint32 }
+
+// takeTxCount returns and clears the pending counts; txMu held.
+func (n *NIC) takeTxCount() txCount {
+	c := n.txCount
+	n.txCount = txCount{}
+	return c
+}
+
+// addTxCount adds counts taken with takeTxCount to Stats.
+func (n *NIC) addTxCount(c txCount) {
+	if c.frames != 0 {
+		n.Stats.TxFrames.Add(c.frames)
+		n.Stats.TxBytes.Add(c.bytes)
+	}
+	if c.fromRx != 0 {
+		n.Stats.TxFromRx.Add(c.fromRx)
+	}
+}
+
 // txBatchMax bounds the frames queued without a doorbell (a quarter of
 // the TX ring at most).
 const txBatchMax = 16
@@ -647,8 +674,10 @@ func endPass() {
 			if c.owed.Load() {
 				c.txMu.Lock()
 				c.unrung = 0
+				tc := c.takeTxCount()
 				c.txMu.Unlock()
 				c.ring()
+				c.addTxCount(tc)
 			}
 		}
 	}
@@ -801,7 +830,7 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 		// received frame, the net contract says), so memory holds the
 		// frame and no line of it can be dirty.
 		s.loan, pa, off = kept, kept.pa, l
-		n.Stats.TxFromRx.Add(1)
+		n.txCount.fromRx++
 	} else {
 		kept = nil
 		for _, seg := range b.Segments() {
@@ -828,17 +857,20 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	n.txHead = (i + 1) & (len(n.tx) - 1)
 	n.txUsed++
 	n.unrung++
+	n.txCount.frames++
+	n.txCount.bytes += uint32(l)
 	n.owed.Store(true) // before looking for a pass: see passes
 	now := n.unrung >= n.txBatch || passes.Load() == 0
+	var tc txCount
 	if now {
 		n.unrung = 0
+		tc = n.takeTxCount()
 	}
 	n.txMu.Unlock()
 	if now {
 		n.ring()
+		n.addTxCount(tc)
 	}
-	n.Stats.TxFrames.Add(1)
-	n.Stats.TxBytes.Add(uint32(l))
 	if kept == nil {
 		b.Release()
 	}
@@ -886,7 +918,9 @@ func (n *NIC) Stop() {
 			b.Release()
 		}
 	}
+	tc := n.takeTxCount()
 	n.txMu.Unlock()
+	n.addTxCount(tc)
 	if n.started {
 		close(n.stop)
 		n.wg.Wait()
