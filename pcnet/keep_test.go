@@ -375,3 +375,27 @@ func TestHazardHandlerWritesFrame(t *testing.T) {
 	}
 	t.Fatalf("a handler wrote %d lent frames, and no write was caught", w.n)
 }
+
+// TestKeepReleaseAllocatesNothing: keeping a buffer (a spare refills its
+// slot) and releasing it (it becomes a spare) allocate nothing.
+func TestKeepReleaseAllocatesNothing(t *testing.T) {
+	r, _ := keepRig(t, 1, false, true, false, func(c *Config) { c.RxSpares = 2 })
+	n := r.nic
+	cycle := func() {
+		n.rxMu.Lock() // as reapRx holds it around ReceiveBuf
+		s := n.rx[n.rxHead]
+		s.state, s.slot, s.frame[0] = rxLent, n.rxHead, s.buf[:64]
+		kept := s.Keep()
+		n.rxMu.Unlock()
+		if kept == nil {
+			t.Fatal("Keep refused with spares in the pool")
+		}
+		kept.Release()
+	}
+	if a := testing.AllocsPerRun(100, cycle); a != 0 {
+		t.Fatalf("%v allocations per keep and release", a)
+	}
+	if n.spares() != 2 {
+		t.Fatalf("%d spares after balanced keeps and releases, want 2", n.spares())
+	}
+}
