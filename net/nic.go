@@ -54,8 +54,9 @@
 // kept buffer's place, and Keep refuses (returns nil) when the pool is
 // empty, so a slow egress port costs copies, never receive slots.
 //
-// A kept buffer is still never written: the receiving driver relies on
-// the CPU having only read it when it takes the buffer back for DMA.
+// A kept buffer is never written but through KeepWith: the receiving
+// driver relies on the CPU having only read it (or written what KeepWith
+// wrote back for DMA) when it takes the buffer back.
 //
 // Calls into a Handler for one NIC, Receive and LinkChanged alike, are
 // serialised and made from the NIC's own receive context (its interrupt
@@ -244,6 +245,12 @@ type RxBuf interface {
 	// if the driver has no spare buffer to refill its ring with (the
 	// frame is then only borrowed, as with Receive).
 	Keep() TxBuf
+	// KeepWith is Keep with the frame's first len(head) bytes replaced
+	// by head (a router's rewritten headers): the driver writes them
+	// into its buffer and makes them visible to DMA. It refuses (nil),
+	// keeping nothing, when Keep would or when head is longer than the
+	// frame.
+	KeepWith(head []byte) TxBuf
 }
 
 // TxWaker is implemented by handlers that queue frames while the TX ring

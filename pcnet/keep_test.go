@@ -19,6 +19,8 @@ import (
 type keeper struct {
 	nic  *NIC
 	hold bool
+	// head, if set, gives the header to keep the frame with (KeepWith).
+	head func(f []byte) []byte
 
 	mu      sync.Mutex
 	frames  [][]byte     // copies of every frame received
@@ -35,7 +37,12 @@ func (k *keeper) ReceiveBuf(f []byte, r gnet.RxBuf) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.frames = append(k.frames, append([]byte(nil), f...))
-	t := r.Keep()
+	var t gnet.TxBuf
+	if k.head != nil {
+		t = r.KeepWith(k.head(f))
+	} else {
+		t = r.Keep()
+	}
 	switch {
 	case t == nil:
 		k.refused++
@@ -397,5 +404,56 @@ func TestKeepReleaseAllocatesNothing(t *testing.T) {
 	}
 	if n.spares() != 2 {
 		t.Fatalf("%d spares after balanced keeps and releases, want 2", n.spares())
+	}
+}
+
+// rewrite is a router's header rewrite: the first 40 bytes with the
+// addresses swapped and the rest of them inverted.
+func rewrite(f []byte) []byte {
+	h := make([]byte, 40)
+	copy(h, f[6:12])
+	copy(h[6:], f[0:6])
+	for i := 12; i < 40; i++ {
+		h[i] = ^f[i]
+	}
+	return h
+}
+
+// TestKeepWithRewrittenHeader: a handler that keeps each frame with a
+// rewritten header (KeepWith, as the router's NAT does) gets it sent from
+// the receive buffer with the new header: the driver wrote it back for
+// DMA (the model reports a device read of a dirty line otherwise), and
+// the buffers, written by the CPU, are re-armed without a misuse.
+func TestKeepWithRewrittenHeader(t *testing.T) {
+	for _, be := range []bool{false, true} {
+		r, k := keepRig(t, 4, be, false, false, func(c *Config) { c.RxSpares = 4 })
+		k.head = rewrite
+		var want [][]byte
+		expect := map[string]int{}
+		for i := 0; i < 40; i++ {
+			f := frame(i, 100+i*30)
+			want = append(want, f)
+			expect[string(append(rewrite(f), f[40:]...))]++
+		}
+		deliver(t, r, k, want)
+		sent := k.received() - k.refused - k.txErr
+		for i := 0; i < sent; i++ {
+			select {
+			case f := <-r.sent:
+				if expect[string(f)] == 0 {
+					t.Fatalf("be=%v: sent a %d-byte frame without the rewritten header", be, len(f))
+				}
+				expect[string(f)]--
+			case <-time.After(5 * time.Second):
+				t.Fatalf("be=%v: %d of %d frames sent", be, i, sent)
+			}
+		}
+		if from := r.nic.Stats.TxFromRx.Load(); from == 0 || from != uint64(sent) {
+			t.Fatalf("be=%v: %d of %d kept frames sent from receive buffers", be, from, sent)
+		}
+		r.close()
+		for _, m := range r.misuses(t) {
+			t.Errorf("be=%v: %v", be, m)
+		}
 	}
 }

@@ -195,6 +195,21 @@ func (b *rxBuf) Keep() gnet.TxBuf {
 	return b
 }
 
+// KeepWith implements net.RxBuf: Keep, with head written over the
+// frame's start and written back from the cache, so the lines are clean
+// again (the chip reads them, and the buffer's re-arm needs no PreRead).
+func (b *rxBuf) KeepWith(head []byte) gnet.TxBuf {
+	if b.state != rxLent || len(head) > len(b.frame[0]) {
+		return nil
+	}
+	t := b.Keep()
+	if t != nil {
+		copy(b.buf, head)
+		_ = b.m.SyncRange(busdma.PreWrite, 0, len(head))
+	}
+	return t
+}
+
 // Segments implements net.TxBuf for a kept buffer.
 func (b *rxBuf) Segments() [][]byte { return b.frame[:] }
 
@@ -827,8 +842,9 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 		// A receive buffer of a pcnet on our platform: the chip sends
 		// it from where it landed. No PreWrite: the CPU has not written
 		// it since the PostRead after it landed (nobody writes a
-		// received frame, the net contract says), so memory holds the
-		// frame and no line of it can be dirty.
+		// received frame, the net contract says, and KeepWith wrote
+		// back what it wrote), so memory holds the frame and no line of
+		// it can be dirty.
 		s.loan, pa, off = kept, kept.pa, l
 		n.txCount.fromRx++
 	} else {

@@ -24,6 +24,14 @@ func (r *keptRx) Keep() gnet.TxBuf {
 	r.keeps++
 	return r
 }
+func (r *keptRx) KeepWith(head []byte) gnet.TxBuf {
+	if r.empty || len(head) > len(r.seg[0]) {
+		return nil
+	}
+	r.keeps++
+	copy(r.seg[0], head)
+	return r
+}
 func (r *keptRx) Segments() [][]byte { return r.seg[:] }
 func (r *keptRx) Len() int           { return len(r.seg[0]) }
 func (r *keptRx) Release()           { r.released++ }
@@ -117,5 +125,68 @@ func TestNICPortKeepsDriverBuffer(t *testing.T) {
 	}
 	if rx.released != int(rx.keeps) {
 		t.Fatalf("%d kept, %d released", rx.keeps, rx.released)
+	}
+}
+
+// lendBufHost is a LendBufHandler: it takes what take says, keeping the
+// driver's buffer with head written over it when head is set.
+type lendBufHost struct {
+	lendHost
+	head     []byte
+	bufOffer int
+	kept     []gnet.TxBuf
+}
+
+func (h *lendBufHost) ReceiveLentBuf(f []byte, r gnet.RxBuf) bool {
+	h.bufOffer++
+	if !h.take(f) {
+		return false
+	}
+	if h.head != nil {
+		if t := r.KeepWith(h.head); t != nil {
+			h.kept = append(h.kept, t)
+		}
+	}
+	return true
+}
+
+// TestHostLendsDriverBuffer: a frame for the host port alone, from a
+// driver that offers its buffer, goes to a LendBufHandler with that
+// buffer (which it may keep with a new header), offered once: a declined
+// frame is not offered again through ReceiveLent but goes to ReceiveView;
+// a frame from a driver that offers no buffer goes to ReceiveLent.
+func TestHostLendsDriverBuffer(t *testing.T) {
+	b, _ := New(Config{MAC: brMAC})
+	host, _ := b.AddHostPort(DefaultVLANs)
+	routes := true
+	lh := &lendBufHost{lendHost: lendHost{take: func([]byte) bool { return routes }}, head: []byte{1, 2, 3, 4}}
+	if err := host.Start(lh); err != nil {
+		t.Fatal(err)
+	}
+	in := &holdNIC{}
+	b.AttachNIC(in, DefaultVLANs)
+	var r ring
+	var rx keptRx
+
+	f := ipFrame(brMAC, stA)
+	r.receiveBuf(t, in.h, &rx, f)
+	if lh.bufOffer != 1 || lh.offers != 0 || len(lh.kept) != 1 || lh.kept[0] != gnet.TxBuf(&rx) {
+		t.Fatalf("routed frame: %d buffer offers, %d lent offers, %d kept", lh.bufOffer, lh.offers, len(lh.kept))
+	}
+	if want := append([]byte{1, 2, 3, 4}, f[4:]...); !bytes.Equal(rx.seg[0], want) {
+		t.Fatalf("kept frame %x, want the new header over it: %x", rx.seg[0], want)
+	}
+
+	routes = false
+	r.receiveBuf(t, in.h, &rx, f)
+	if lh.bufOffer != 2 || lh.offers != 0 || len(lh.views) != 1 {
+		t.Fatalf("declined frame: %d buffer offers, %d lent offers, %d views", lh.bufOffer, lh.offers, len(lh.views))
+	}
+	lh.views[0].Release()
+
+	routes = true
+	r.receive(in.h, f) // no buffer offered: ReceiveLent
+	if lh.bufOffer != 2 || lh.offers != 1 {
+		t.Fatalf("frame without a buffer: %d buffer offers, %d lent offers", lh.bufOffer, lh.offers)
 	}
 }
