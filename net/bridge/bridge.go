@@ -48,7 +48,8 @@
 // keeping (net.BufHandler) gets no copy at all for a frame forwarded
 // unchanged to a NIC that sends such buffers in place (net.CapTxRxBuf):
 // the egress port, the last to get the frame, keeps the buffer and
-// transmits it.
+// transmits it. The host port offers that buffer to a LendBufHandler (the
+// router's forwarding layer), which may keep it to send a routed frame.
 //
 // There is no spanning tree: the default configuration (one bridge over
 // the LAN ports) creates no loop, and a loop made by cabling shows up as
