@@ -41,6 +41,7 @@ package pcnet
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -257,14 +258,19 @@ type NIC struct {
 	rxHead int
 	kept   bool // the buffer lent to ReceiveBuf was kept
 
-	h       gnet.Handler
-	bh      gnet.BufHandler // h, if it can keep buffers
-	started bool
-	running atomic.Bool // started and not stopped: Interrupt services the chip
-	stopped atomic.Bool
-	link    atomic.Bool
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	h  gnet.Handler
+	bh gnet.BufHandler // h, if it can keep buffers
+	// dmaComparable: cfg.DMA's type can be compared with ==, which
+	// Transmit does to recognise a kept buffer on its own platform (a
+	// pointer, as every Platform is; a comparison would panic on a type
+	// that is not comparable).
+	dmaComparable bool
+	started       bool
+	running       atomic.Bool // started and not stopped: Interrupt services the chip
+	stopped       atomic.Bool
+	link          atomic.Bool
+	stop          chan struct{}
+	wg            sync.WaitGroup
 
 	lastRescue atomic.Pointer[string] // the chip and controller at the last rescue
 
@@ -301,7 +307,8 @@ func New(cfg Config) (*NIC, error) {
 	if !ok1 || !ok2 || rl < 1 || tl < 1 || rl > 9 || tl > 9 {
 		return nil, fmt.Errorf("%w: ring sizes %d/%d (powers of two, 2..512)", ErrConfig, cfg.RxRing, cfg.TxRing)
 	}
-	n := &NIC{cfg: cfg, regs: cfg.Regs, stop: make(chan struct{}), txBatch: max(1, min(txBatchMax, cfg.TxRing/4))}
+	n := &NIC{cfg: cfg, regs: cfg.Regs, stop: make(chan struct{}), txBatch: max(1, min(txBatchMax, cfg.TxRing/4)),
+		dmaComparable: reflect.TypeOf(cfg.DMA).Comparable()}
 	n.reset()
 	id := uint32(n.csr(csr89))<<16 | uint32(n.csr(csr88))
 	n.part = uint16(id >> 12)
@@ -838,7 +845,7 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	pa := s.pa
 	off := 0
 	kept, _ := b.(*rxBuf)
-	if kept != nil && l >= minFrame && kept.owner.cfg.DMA == n.cfg.DMA {
+	if kept != nil && l >= minFrame && n.dmaComparable && kept.owner.dmaComparable && kept.owner.cfg.DMA == n.cfg.DMA {
 		// A receive buffer of a pcnet on our platform: the chip sends
 		// it from where it landed. No PreWrite: the CPU has not written
 		// it since the PostRead after it landed (nobody writes a
