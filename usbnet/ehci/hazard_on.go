@@ -1,0 +1,22 @@
+//go:build gowrt_hazard
+
+package ehci
+
+// hazards, in builds with -tags gowrt_hazard only (the hazard tests),
+// hold the wrong-code hooks for mistakes that cannot be injected from
+// outside the driver through a wrapped barrier.Space or busdma.Platform:
+//
+//   - tokenFirst: the first qTD's token (Active) is written before its
+//     other words, so the controller may run a half-written qTD;
+//   - lastTokenOnly: a transfer is judged complete from its last qTD's
+//     token alone, trusting the controller to have written the earlier
+//     ones back already;
+//   - skipAdvance: an unlinked qH (and its qTDs) is edited, freed or
+//     reused without waiting for the async-advance doorbell.
+type hazards struct {
+	first, lastOnly, noAdvance bool
+}
+
+func (h hazards) tokenFirst() bool    { return h.first }
+func (h hazards) lastTokenOnly() bool { return h.lastOnly }
+func (h hazards) skipAdvance() bool   { return h.noAdvance }
