@@ -8,6 +8,6 @@ package ehci
 // cost no code, no field and no branch.
 type hazards struct{}
 
-func (hazards) tokenFirst() bool    { return false }
-func (hazards) lastTokenOnly() bool { return false }
-func (hazards) skipAdvance() bool   { return false }
+func (hazards) tokenFirst() bool  { return false }
+func (hazards) overlayDone() bool { return false }
+func (hazards) skipAdvance() bool { return false }

@@ -8,15 +8,15 @@ package ehci
 //
 //   - tokenFirst: the first qTD's token (Active) is written before its
 //     other words, so the controller may run a half-written qTD;
-//   - lastTokenOnly: a transfer is judged complete from its last qTD's
-//     token alone, trusting the controller to have written the earlier
-//     ones back already;
+//   - overlayDone: a transfer is judged complete from the qH overlay
+//     (its current qTD moved on), trusting the qTDs' tokens to have been
+//     written back already;
 //   - skipAdvance: an unlinked qH (and its qTDs) is edited, freed or
 //     reused without waiting for the async-advance doorbell.
 type hazards struct {
-	first, lastOnly, noAdvance bool
+	first, overlay, noAdvance bool
 }
 
-func (h hazards) tokenFirst() bool    { return h.first }
-func (h hazards) lastTokenOnly() bool { return h.lastOnly }
-func (h hazards) skipAdvance() bool   { return h.noAdvance }
+func (h hazards) tokenFirst() bool  { return h.first }
+func (h hazards) overlayDone() bool { return h.overlay }
+func (h hazards) skipAdvance() bool { return h.noAdvance }

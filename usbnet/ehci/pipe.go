@@ -522,19 +522,22 @@ func (p *pipe) scan(out []*xfer, n int) int {
 // control transfer then still waits for its status stage).
 func (p *pipe) check(x *xfer) (done bool, actual int, err error, halted bool) {
 	short := false
-	if p.c.hz.lastTokenOnly() {
-		// Wrong code (hazard builds only): judge the transfer by its
-		// last qTD and trust the others to be written back already.
-		if x.tds[len(x.tds)-1].read(tdToken)&tokActive != 0 {
-			return false, 0, nil, false
-		}
+	overlay := false
+	if p.c.hz.overlayDone() {
+		// Wrong code (hazard builds only): the qH overlay has moved past
+		// x (its current qTD is not one of x's, or is x's last and
+		// retired), so x is taken as done and its qTDs' tokens are read
+		// as they are, written back or not.
+		cur := p.q.read(qhCurrent)
+		last := x.tds[len(x.tds)-1]
+		overlay = (cur != 0 && !x.owns(cur)) || (cur == last.pa && p.q.read(qhOverlay+tdToken)&tokActive == 0)
 	}
 	for i, d := range x.tds {
 		if short && d.data {
 			continue
 		}
 		tok := d.read(tdToken)
-		if tok&tokActive != 0 {
+		if tok&tokActive != 0 && !overlay {
 			return false, 0, nil, false
 		}
 		left := int(tok >> tokBytesPos & tokBytesMax)
