@@ -155,16 +155,23 @@ func (w *waiter) done(t *usb.Transfer) {
 }
 func (w *waiter) wait(tb testing.TB, d time.Duration) *usb.Transfer {
 	tb.Helper()
-	select {
-	case t := <-w.ch:
-		return t
-	case <-time.After(d):
+	t, err := w.waitErr(d)
+	if err != nil {
 		if dump != nil {
 			dump(tb)
 		}
-		tb.Fatalf("no transfer completed in %v", d)
+		tb.Fatal(err)
 	}
-	return nil
+	return t
+}
+
+func (w *waiter) waitErr(d time.Duration) (*usb.Transfer, error) {
+	select {
+	case t := <-w.ch:
+		return t, nil
+	case <-time.After(d):
+		return nil, fmt.Errorf("no transfer completed in %v", d)
+	}
 }
 
 // control runs one control transfer and waits for it.
@@ -183,7 +190,9 @@ func control(tb testing.TB, p usb.Pipe, s usb.Setup, out []byte) ([]byte, error)
 	if err := p.Submit(t); err != nil {
 		return nil, err
 	}
-	w.wait(tb, 5*time.Second)
+	if _, err := w.waitErr(5 * time.Second); err != nil {
+		return nil, err
+	}
 	return t.Buf[:t.Actual], t.Err
 }
 
@@ -191,31 +200,39 @@ func control(tb testing.TB, p usb.Pipe, s usb.Setup, out []byte) ([]byte, error)
 // control pipe at address 1.
 func (r *rig) enumerate(t testing.TB) (usb.Speed, usb.Pipe) {
 	t.Helper()
-	sp, err := r.hc.ResetPort(1)
+	sp, p, err := r.enumerateErr(t)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return sp, p
+}
+
+func (r *rig) enumerateErr(t testing.TB) (usb.Speed, usb.Pipe, error) {
+	sp, err := r.hc.ResetPort(1)
+	if err != nil {
+		return 0, nil, err
 	}
 	p0, err := r.hc.OpenPipe(usb.PipeConfig{Address: 0, Type: usb.Control, MaxPacket: 64, Speed: sp})
 	if err != nil {
-		t.Fatal(err)
+		return 0, nil, err
 	}
 	d, err := control(t, p0, usb.Setup{RequestType: 0x80, Request: 6, Value: 0x0100, Length: 8}, nil)
 	if err != nil || !bytes.Equal(d, devDescriptor[:8]) {
-		t.Fatalf("first GET_DESCRIPTOR: % x, %v", d, err)
+		return 0, nil, fmt.Errorf("first GET_DESCRIPTOR: % x, %v", d, err)
 	}
 	if _, err := control(t, p0, usb.Setup{Request: 5, Value: 1}, nil); err != nil {
-		t.Fatalf("SET_ADDRESS: %v", err)
+		return 0, nil, fmt.Errorf("SET_ADDRESS: %v", err)
 	}
 	p0.Close()
 	p, err := r.hc.OpenPipe(usb.PipeConfig{Address: 1, Type: usb.Control, MaxPacket: 64, Speed: sp})
 	if err != nil {
-		t.Fatal(err)
+		return 0, nil, err
 	}
 	d, err = control(t, p, usb.Setup{RequestType: 0x80, Request: 6, Value: 0x0100, Length: 255}, nil)
 	if err != nil || !bytes.Equal(d, devDescriptor[:]) {
-		t.Fatalf("GET_DESCRIPTOR at address 1: % x, %v", d, err)
+		return 0, nil, fmt.Errorf("GET_DESCRIPTOR at address 1: % x, %v", d, err)
 	}
-	return sp, p
+	return sp, p, nil
 }
 
 func TestEnumerateBigEndian(t *testing.T) {
@@ -286,17 +303,24 @@ func TestFullSpeedNeedsCompanion(t *testing.T) {
 // bulk opens the bulk pipes of an enumerated device.
 func (r *rig) bulk(t testing.TB) (out, in usb.Pipe) {
 	t.Helper()
-	sp, _ := r.enumerate(t)
-	var err error
-	out, err = r.hc.OpenPipe(usb.PipeConfig{Address: 1, Endpoint: 1, Type: usb.Bulk, MaxPacket: r.dev.maxp, Speed: sp})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err = r.hc.OpenPipe(usb.PipeConfig{Address: 1, Endpoint: 2 | usb.EndpointIn, Type: usb.Bulk, MaxPacket: r.dev.maxp, Speed: sp})
+	out, in, err := r.bulkErr(t)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out, in
+}
+
+func (r *rig) bulkErr(t testing.TB) (out, in usb.Pipe, err error) {
+	sp, _, err := r.enumerateErr(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err = r.hc.OpenPipe(usb.PipeConfig{Address: 1, Endpoint: 1, Type: usb.Bulk, MaxPacket: r.dev.maxp, Speed: sp})
+	if err != nil {
+		return nil, nil, err
+	}
+	in, err = r.hc.OpenPipe(usb.PipeConfig{Address: 1, Endpoint: 2 | usb.EndpointIn, Type: usb.Bulk, MaxPacket: r.dev.maxp, Speed: sp})
+	return out, in, err
 }
 
 func pattern(seq, n int) []byte {
@@ -605,7 +629,7 @@ func TestSeeds(t *testing.T) {
 	err := hwsim.Explore(100, n, func(seed uint64) error {
 		r := newRig(t, rigOpts{seed: seed, tt: seed%2 == 0, le: seed%3 == 0})
 		defer r.close()
-		if err := workload(t, r, 40); err != nil {
+		if err := workload(t, r, 40, 10*time.Second); err != nil {
 			return err
 		}
 		if m := r.misuses(); len(m) > 0 {
@@ -620,8 +644,11 @@ func TestSeeds(t *testing.T) {
 
 // workload pushes count multi-qTD OUT transfers and count IN messages
 // through an enumerated device and checks every byte and Actual.
-func workload(t testing.TB, r *rig, count int) error {
-	out, in := r.bulk(t)
+func workload(t testing.TB, r *rig, count int, patience time.Duration) error {
+	out, in, err := r.bulkErr(t)
+	if err != nil {
+		return err
+	}
 	wo, wi := newWaiter(4), newWaiter(4)
 	var want []byte
 	var msgs [][]byte
@@ -653,7 +680,10 @@ func workload(t testing.TB, r *rig, count int) error {
 		}
 	}
 	for i := 0; i < count; i++ {
-		to := wo.wait(t, 10*time.Second)
+		to, err := wo.waitErr(patience)
+		if err != nil {
+			return fmt.Errorf("OUT %d: %w", i, err)
+		}
 		if to.Err != nil || to.Actual != to.Len {
 			return fmt.Errorf("OUT %d: %v, %d of %d bytes", i, to.Err, to.Actual, to.Len)
 		}
@@ -662,7 +692,10 @@ func workload(t testing.TB, r *rig, count int) error {
 				return err
 			}
 		}
-		ti := wi.wait(t, 10*time.Second)
+		ti, err := wi.waitErr(patience)
+		if err != nil {
+			return fmt.Errorf("IN %d: %w", i, err)
+		}
 		if ti.Err != nil || !bytes.Equal(ti.Buf[:ti.Actual], msgs[i]) {
 			return fmt.Errorf("IN %d: %v, %d bytes, want %d", i, ti.Err, ti.Actual, len(msgs[i]))
 		}

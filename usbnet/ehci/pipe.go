@@ -396,6 +396,7 @@ func (p *pipe) build(x *xfer, in bool) {
 	maxp := p.cfg.MaxPacket
 	first := p.dummy
 	x.tds = append(x.tds[:0], first)
+	wrongFirst := p.c.hz.tokenFirst()
 	// Count the qTDs first so the new dummy's place is known.
 	n := dataTDs(x.bufPA, t.Len, maxp)
 	if t.Len == 0 && p.control {
@@ -433,8 +434,13 @@ func (p *pipe) build(x *xfer, in bool) {
 		}
 		d := x.tds[0]
 		d.n, d.data, d.in = 0, false, false
-		d.fill(x.tds[1].pa, linkTerminate, x.setupPA)
 		tokens[0] = tokActive | pidSetup<<tokPIDPos | tokCErr3 | 8<<tokBytesPos
+		if wrongFirst {
+			// Wrong code (hazard builds only): the token goes out
+			// before the qTD's other words.
+			d.write(tdToken, tokens[0])
+		}
+		d.fill(x.tds[1].pa, linkTerminate, x.setupPA)
 		i = 1
 	}
 	pid := uint32(pidOut)
@@ -458,12 +464,15 @@ func (p *pipe) build(x *xfer, in bool) {
 			alt = status // a short packet ends the data stage
 		}
 		d.n, d.data, d.in = chunk, true, in
-		d.fill(next, alt, pa)
 		tok := tokActive | pid<<tokPIDPos | tokCErr3 | uint32(chunk)<<tokBytesPos
 		if p.control && i == 1 {
 			tok |= tokDT // the data stage starts with DATA1
 		}
 		tokens[i] = tok
+		if wrongFirst && i == 0 {
+			d.write(tdToken, tok) // wrong code, as above
+		}
+		d.fill(next, alt, pa)
 		pa += uint32(chunk)
 		left -= chunk
 	}
@@ -481,14 +490,10 @@ func (p *pipe) build(x *xfer, in bool) {
 	for k := n - 1; k >= 1; k-- {
 		x.tds[k].write(tdToken, tokens[k])
 	}
-	if p.c.hz.tokenFirst() {
-		// Wrong code (hazard builds only): the first token goes out
-		// before the first qTD's other words.
-		first.write(tdToken, tokens[0])
-		first.mem.Barrier()
-	}
 	first.mem.Barrier()
-	first.write(tdToken, tokens[0])
+	if !wrongFirst {
+		first.write(tdToken, tokens[0])
+	}
 	first.mem.Barrier()
 }
 

@@ -166,10 +166,9 @@ type Controller struct {
 	configFlag, usbMode     uint32
 	ports                   []port
 
-	cur      uint32 // the async qH the engine holds (0: start from ASYNCLISTADDR)
-	curSnap  [3]uint32
-	curHeld  bool // cur is unlinked and still held (doorbell not answered)
-	doorbell int  // steps until the doorbell is answered; -1 none
+	cur      uint32               // the async qH the engine is at (0: start from ASYNCLISTADDR)
+	held     map[uint32][2]uint32 // visited qHs' endpoint words, until a doorbell lets go
+	doorbell int                  // steps until the doorbell is answered; -1 none
 	fetches  map[uint32]fetched
 	pending  []writeback
 	buf      [1024]byte
@@ -188,7 +187,7 @@ func New(sys *hwsim.System, ctl *hwsim.Controller, cfg Config) *Controller {
 		cfg.CapLength = 0x20
 	}
 	c := &Controller{sys: sys, ctl: ctl, cfg: cfg, ports: make([]port, cfg.Ports),
-		doorbell: -1, fetches: map[uint32]fetched{}}
+		doorbell: -1, fetches: map[uint32]fetched{}, held: map[uint32][2]uint32{}}
 	c.hcReset()
 	sys.Sched.AddAgent("ehci", c.step)
 	return c
@@ -216,7 +215,8 @@ func (c *Controller) hcReset() {
 			p.sc |= pPO // CONFIGFLAG 0: every port is the companion's
 		}
 	}
-	c.cur, c.curHeld, c.doorbell = 0, false, -1
+	c.cur, c.doorbell = 0, -1
+	clear(c.held)
 	clear(c.fetches)
 	c.pending = c.pending[:0]
 	c.irq()

@@ -101,8 +101,13 @@ func (c *Controller) answerDoorbell() {
 	c.doorbell = -1
 	c.cmd &^= cIAAD
 	c.sts |= sIAA
-	if c.curHeld {
-		c.cur, c.curHeld = 0, false
+	if c.cur != 0 && !c.reachable(c.cur) {
+		c.cur = 0
+	}
+	for a := range c.held {
+		if !c.reachable(a) {
+			delete(c.held, a)
+		}
 	}
 	for a := range c.fetches {
 		if !c.reachable(a) {
@@ -131,33 +136,28 @@ func (c *Controller) reachable(qh uint32) bool {
 }
 
 // asyncVisit visits the qH the engine holds and moves on along its link.
+//
+// The engine keeps what it read of every qH it visited (their endpoint
+// words) until a doorbell answer lets go of those no longer linked: EHCI
+// §4.8.2 allows a controller to hold any of them until then. A driver
+// changes those words only for a qH it unlinked and the engine let go
+// of; finding them changed on a later visit means the qH was reused
+// while the engine still held it.
 func (c *Controller) asyncVisit() bool {
 	if c.asyncBase == 0 {
 		return false
 	}
 	if c.cur == 0 {
 		c.cur = c.asyncBase
-		c.curHeld = false
 	}
 	a := c.cur
-	if !c.curHeld && !c.reachable(a) {
-		// The driver unlinked the qH the engine holds: it stays held
-		// until the doorbell is answered. Remember it as it was.
-		c.curHeld = true
-		c.curSnap[0], _ = c.ld(a + qhLink)
-		c.curSnap[1], _ = c.ld(a + qhChar)
-		c.curSnap[2], _ = c.ld(a + qhCaps)
+	var now [2]uint32
+	now[0], _ = c.ld(a + qhChar)
+	now[1], _ = c.ld(a + qhCaps)
+	if was, ok := c.held[a]; ok && was != now {
+		c.misuse("qH at %#x rewritten (endpoint %#x -> %#x) while the controller still held it: unlinked and reused without waiting for the async-advance doorbell", a, was[0], now[0])
 	}
-	if c.curHeld {
-		var now [3]uint32
-		now[0], _ = c.ld(a + qhLink)
-		now[1], _ = c.ld(a + qhChar)
-		now[2], _ = c.ld(a + qhCaps)
-		if now != c.curSnap {
-			c.misuse("qH at %#x rewritten after it was unlinked and before the async-advance doorbell was answered: the controller still walks it", a)
-			c.curSnap = now
-		}
-	}
+	c.held[a] = now
 	progress := c.visit(a)
 	if !c.running() {
 		return progress
@@ -175,9 +175,6 @@ func (c *Controller) asyncVisit() bool {
 		return progress
 	}
 	c.cur = l & linkMask
-	if c.curHeld {
-		c.curHeld = false // walked off it
-	}
 	return progress
 }
 

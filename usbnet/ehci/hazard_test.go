@@ -1,0 +1,132 @@
+package ehci
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gowrt/gowrt/hwsim"
+	"github.com/gowrt/gowrt/usbnet/usb"
+)
+
+// hazard runs run with the driver made wrong by w over seeds and requires
+// the model to catch it under some seed (a misuse of one of kinds, or
+// run's own check failing: wrong data, a wrong Actual, a transfer that
+// never completes), and the correct driver to be caught under none.
+func hazard(t *testing.T, w wrong, seeds int, run func(testing.TB, *rig) error, kinds ...hwsim.MisuseKind) {
+	t.Helper()
+	if (w.tokenFirst || w.overlayDone || w.skipAdvance) && !hazardTag {
+		t.Skip("this wrong variant needs the driver's hook: go test -tags gowrt_hazard")
+	}
+	caught := 0
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		for _, bug := range []bool{true, false} {
+			o := rigOpts{seed: seed, tt: seed%2 == 0, le: seed%3 == 0}
+			if bug {
+				o.wrong = w
+			}
+			r := newRig(t, o)
+			err := run(t, r)
+			r.close()
+			ms := r.misuses()
+			if !bug {
+				if err != nil {
+					t.Errorf("seed %d: correct driver failed: %v", seed, err)
+				}
+				for _, m := range ms {
+					t.Errorf("seed %d: correct driver caught: %v", seed, m)
+				}
+				continue
+			}
+			why := ""
+			for _, m := range ms {
+				for _, k := range kinds {
+					if m.Kind == k && why == "" {
+						why = m.String()
+					}
+				}
+			}
+			if why == "" && err != nil {
+				why = err.Error()
+			}
+			if why != "" {
+				caught++
+				t.Logf("seed %d caught: %s", seed, why)
+			}
+		}
+	}
+	if caught == 0 {
+		t.Fatalf("the model caught the bug under none of %d seeds", seeds)
+	}
+	t.Logf("caught under %d/%d seeds", caught, seeds)
+}
+
+func mixed(tb testing.TB, r *rig) error { return workload(tb, r, 24, time.Second) }
+
+// TestHazardTokenFirst: the first qTD's token (Active) is written before
+// its buffer pointers; the engine runs it half-written.
+func TestHazardTokenFirst(t *testing.T) {
+	hazard(t, wrong{tokenFirst: true}, 6, mixed, hwsim.ModelRule, hwsim.BadDMAAddress)
+}
+
+// TestHazardMissingBarrier: the stores are in the right program order
+// but no barrier orders them; the posted token store overtakes the
+// buffer pointers.
+func TestHazardMissingBarrier(t *testing.T) {
+	hazard(t, wrong{noBarriers: true}, 8, mixed, hwsim.ModelRule, hwsim.BadDMAAddress)
+}
+
+// TestHazardMissingSync: no cache maintenance around the transfer
+// buffers: the engine reads OUT data still dirty in the CPU cache.
+func TestHazardMissingSync(t *testing.T) {
+	hazard(t, wrong{noSync: true}, 4, mixed, hwsim.StaleDeviceRead, hwsim.CPUWroteDeviceLine)
+}
+
+// TestHazardOverlayCompletion: a transfer judged complete because the qH
+// overlay moved past it, with its qTDs' tokens not yet written back:
+// wrong Actual counts, and qTDs reused under the controller's write-back.
+func TestHazardOverlayCompletion(t *testing.T) {
+	hazard(t, wrong{overlayDone: true}, 6, mixed, hwsim.ModelRule)
+}
+
+// TestHazardNoAsyncAdvance: a closed pipe's qH is reused for the next
+// pipe at once, without the async-advance doorbell: the engine still
+// holds it and finds it rewritten.
+func TestHazardNoAsyncAdvance(t *testing.T) {
+	hazard(t, wrong{skipAdvance: true}, 4, churn, hwsim.ModelRule)
+}
+
+// churn opens and closes bulk pipes with a transfer waiting on a NAKing
+// endpoint, alternating endpoints so each reuse of a qH rewrites it.
+func churn(tb testing.TB, r *rig) error {
+	sp, _, err := r.enumerateErr(tb)
+	if err != nil {
+		return err
+	}
+	r.sys.Do(func() { r.dev.nakLeft = 1 << 30 })
+	for i := 0; i < 150; i++ {
+		ep := uint8(1)
+		if i%2 == 1 {
+			ep = 2 | usb.EndpointIn
+		}
+		p, err := r.hc.OpenPipe(usb.PipeConfig{Address: 1, Endpoint: ep, Type: usb.Bulk, MaxPacket: 512, Speed: sp})
+		if err != nil {
+			return err
+		}
+		tr, err := p.NewTransfer(512)
+		if err != nil {
+			return err
+		}
+		w := newWaiter(1)
+		tr.Done = w.done
+		if err := p.Submit(tr); err != nil {
+			return err
+		}
+		time.Sleep(50 * time.Microsecond)
+		p.Close()
+		if got, err := w.waitErr(time.Second); err != nil || got.Err == nil {
+			return fmt.Errorf("pipe %d: close did not cancel its transfer: %v", i, err)
+		}
+	}
+	return nil
+}
