@@ -105,8 +105,6 @@ func (c *Controller) OpenPipe(cfg usb.PipeConfig) (usb.Pipe, error) {
 		return bad("endpoint")
 	case cfg.Type == usb.Isochronous:
 		return bad("isochronous endpoints are not supported")
-	case cfg.Type == usb.Control && cfg.Endpoint&0xf != 0 && cfg.Endpoint != 0:
-		// Control endpoints other than 0 are allowed; only the direction bit is meaningless.
 	case cfg.MaxPacket < 1 || cfg.MaxPacket > 1024:
 		return bad("max packet %d", cfg.MaxPacket)
 	}
