@@ -356,17 +356,18 @@ func (c *Controller) failAll() {
 	c.svcMu.Lock()
 	defer c.svcMu.Unlock()
 	c.mu.Lock()
+	done := c.done
 	n := 0
 	for _, p := range c.pipes {
 		for _, x := range p.queue {
-			x.finish(0, usb.ErrGone)
-			c.done[n] = x
+			p.retire(x, 0, usb.ErrGone) // buffer synced back, qTDs to the pool
+			done[n] = x
 			n++
 		}
 		p.resetQueue()
 	}
 	c.mu.Unlock()
-	c.giveBack(c.done[:n])
+	c.giveBack(done[:n])
 }
 
 func (c *Controller) portReg(port int) uint32 { return regPortSC + 4*uint32(port-1) }
@@ -546,12 +547,13 @@ func (c *Controller) service() {
 	c.svcMu.Lock()
 	defer c.svcMu.Unlock()
 	c.mu.Lock()
+	done := c.done // NewTransfer may replace c.done once the lock is dropped
 	n := 0
 	for _, p := range c.pipes {
-		n = p.scan(c.done, n)
+		n = p.scan(done, n)
 	}
 	c.mu.Unlock()
-	c.giveBack(c.done[:n])
+	c.giveBack(done[:n])
 }
 
 // giveBack calls Done of each retired transfer, in order.

@@ -39,6 +39,14 @@ type wrong struct {
 	tokenFirst  bool // hook: the first qTD's token before its words
 	overlayDone bool // hook: completion judged from the qH overlay
 	skipAdvance bool // hook: no async-advance wait after unlink
+	noAltNext   bool // hook: IN qTDs without an alternate next qTD
+	noRestart   bool // hook: a halted qH is left halted
+	cerrZero    bool // hook: qTDs retry forever
+}
+
+// inDriver reports whether w needs the driver's own hooks.
+func (w wrong) inDriver() bool {
+	return w.tokenFirst || w.overlayDone || w.skipAdvance || w.noAltNext || w.noRestart || w.cerrZero
 }
 
 type rig struct {

@@ -11,3 +11,6 @@ type hazards struct{}
 func (hazards) tokenFirst() bool  { return false }
 func (hazards) overlayDone() bool { return false }
 func (hazards) skipAdvance() bool { return false }
+func (hazards) noAltNext() bool   { return false }
+func (hazards) noRestart() bool   { return false }
+func (hazards) cerrZero() bool    { return false }

@@ -12,11 +12,18 @@ package ehci
 //     (its current qTD moved on), trusting the qTDs' tokens to have been
 //     written back already;
 //   - skipAdvance: an unlinked qH (and its qTDs) is edited, freed or
-//     reused without waiting for the async-advance doorbell.
+//     reused without waiting for the async-advance doorbell;
+//   - noAltNext: IN qTDs without an alternate next pointer, so a short
+//     packet moves on to the transfer's own next qTD;
+//   - noRestart: a qH halted by an error (STALL) is left halted;
+//   - cerrZero: qTDs with an error counter of 0 (retry forever).
 type hazards struct {
-	first, overlay, noAdvance bool
+	first, overlay, noAdvance, noAlt, halted, cerr0 bool
 }
 
 func (h hazards) tokenFirst() bool  { return h.first }
 func (h hazards) overlayDone() bool { return h.overlay }
 func (h hazards) skipAdvance() bool { return h.noAdvance }
+func (h hazards) noAltNext() bool   { return h.noAlt }
+func (h hazards) noRestart() bool   { return h.halted }
+func (h hazards) cerrZero() bool    { return h.cerr0 }

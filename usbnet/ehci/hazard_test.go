@@ -1,6 +1,8 @@
 package ehci
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -15,7 +17,7 @@ import (
 // never completes), and the correct driver to be caught under none.
 func hazard(t *testing.T, w wrong, seeds int, run func(testing.TB, *rig) error, kinds ...hwsim.MisuseKind) {
 	t.Helper()
-	if (w.tokenFirst || w.overlayDone || w.skipAdvance) && !hazardTag {
+	if w.inDriver() && !hazardTag {
 		t.Skip("this wrong variant needs the driver's hook: go test -tags gowrt_hazard")
 	}
 	caught := 0
@@ -126,6 +128,143 @@ func churn(tb testing.TB, r *rig) error {
 		p.Close()
 		if got, err := w.waitErr(time.Second); err != nil || got.Err == nil {
 			return fmt.Errorf("pipe %d: close did not cancel its transfer: %v", i, err)
+		}
+	}
+	return nil
+}
+
+// TestHazardNoShortPacketAlt: IN qTDs without an alternate next pointer.
+// A message that ends short in a transfer's first qTD sends the
+// controller on to the transfer's second qTD, which the driver has
+// already retired with the first: data lands in freed qTDs' buffers and
+// messages run together.
+func TestHazardNoShortPacketAlt(t *testing.T) {
+	hazard(t, wrong{noAltNext: true}, 4, bigShortIn, hwsim.ModelRule)
+}
+
+// bigShortIn receives short messages into 40000-byte transfers (three
+// qTDs each).
+func bigShortIn(tb testing.TB, r *rig) error {
+	_, in, err := r.bulkErr(tb)
+	if err != nil {
+		return err
+	}
+	var msgs [][]byte
+	for i := 0; i < 12; i++ {
+		msgs = append(msgs, pattern(i, 100+i*900))
+	}
+	r.sys.Do(func() { r.dev.msgs = append(r.dev.msgs, msgs...) })
+	w := newWaiter(2)
+	for i := 0; i < 2; i++ {
+		tr, err := in.NewTransfer(40000)
+		if err != nil {
+			return err
+		}
+		tr.Done = w.done
+		tr.Flags = usb.ShortOK
+		if err := in.Submit(tr); err != nil {
+			return err
+		}
+	}
+	for i, m := range msgs {
+		tr, err := w.waitErr(time.Second)
+		if err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+		if tr.Err != nil || !bytes.Equal(tr.Buf[:tr.Actual], m) {
+			return fmt.Errorf("message %d: %v, %d bytes, want %d", i, tr.Err, tr.Actual, len(m))
+		}
+		if i+2 < len(msgs) {
+			if err := in.Submit(tr); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// TestHazardHaltNoRestart: after a STALL the qH stays halted, so the
+// transfer after CLEAR_FEATURE(ENDPOINT_HALT) never runs.
+func TestHazardHaltNoRestart(t *testing.T) {
+	hazard(t, wrong{noRestart: true}, 2, stallRecover)
+}
+
+// stallRecover stalls the bulk-in endpoint, clears the halt and expects
+// the next message.
+func stallRecover(tb testing.TB, r *rig) error {
+	_, in, err := r.bulkErr(tb)
+	if err != nil {
+		return err
+	}
+	w := newWaiter(1)
+	tr, err := in.NewTransfer(2048)
+	if err != nil {
+		return err
+	}
+	tr.Done = w.done
+	tr.Flags = usb.ShortOK
+	r.sys.Do(func() { r.dev.stalled[2] = true })
+	if err := in.Submit(tr); err != nil {
+		return err
+	}
+	if _, err := w.waitErr(time.Second); err != nil || !errors.Is(tr.Err, usb.ErrStall) {
+		return fmt.Errorf("stall: %v %v", err, tr.Err)
+	}
+	ctl, err := r.hc.OpenPipe(usb.PipeConfig{Address: 1, Type: usb.Control, MaxPacket: 64, Speed: r.dev.speed})
+	if err != nil {
+		return err
+	}
+	if _, err := control(tb, ctl, usb.Setup{RequestType: 2, Request: 1, Index: 0x82}, nil); err != nil {
+		return err
+	}
+	in.ResetToggle()
+	msg := pattern(3, 1000)
+	r.sys.Do(func() { r.dev.msgs = append(r.dev.msgs, msg) })
+	if err := in.Submit(tr); err != nil {
+		return err
+	}
+	if _, err := w.waitErr(time.Second); err != nil {
+		return fmt.Errorf("after clear-halt: %w", err)
+	}
+	if tr.Err != nil || !bytes.Equal(tr.Buf[:tr.Actual], msg) {
+		return fmt.Errorf("after clear-halt: %v, %d bytes", tr.Err, tr.Actual)
+	}
+	return nil
+}
+
+// TestHazardInfiniteRetries: qTDs with CERR 0 retry an unplugged device
+// forever, so its transfers never complete and the pipe hangs.
+func TestHazardInfiniteRetries(t *testing.T) {
+	hazard(t, wrong{cerrZero: true}, 2, unplugged)
+}
+
+// unplugged queues transfers to a NAKing device, unplugs it and expects
+// every transfer to fail within a second.
+func unplugged(tb testing.TB, r *rig) error {
+	out, _, err := r.bulkErr(tb)
+	if err != nil {
+		return err
+	}
+	w := newWaiter(3)
+	r.sys.Do(func() { r.dev.nakLeft = 1 << 30 })
+	for i := 0; i < 3; i++ {
+		tr, err := out.NewTransfer(30000)
+		if err != nil {
+			return err
+		}
+		tr.Done = w.done
+		if err := out.Submit(tr); err != nil {
+			return err
+		}
+	}
+	r.sim.Detach(1)
+	for i := 0; i < 3; i++ {
+		tr, err := w.waitErr(time.Second)
+		if err != nil {
+			return fmt.Errorf("transfer %d after unplug: %w", i, err)
+		}
+		if !errors.Is(tr.Err, usb.ErrTransaction) {
+			return fmt.Errorf("transfer %d after unplug: %v", i, tr.Err)
 		}
 	}
 	return nil

@@ -9,7 +9,7 @@ import "testing"
 const hazardTag = false
 
 func setWrong(t testing.TB, _ *Controller, w wrong) {
-	if w.tokenFirst || w.overlayDone || w.skipAdvance {
+	if w.inDriver() {
 		t.Fatal("the in-driver wrong-code hooks need -tags gowrt_hazard")
 	}
 }

@@ -432,7 +432,7 @@ func (p *pipe) build(x *xfer, in bool) {
 		}
 		d := x.tds[0]
 		d.n, d.data, d.in = 0, false, false
-		tokens[0] = tokActive | pidSetup<<tokPIDPos | tokCErr3 | 8<<tokBytesPos
+		tokens[0] = tokActive | pidSetup<<tokPIDPos | p.c.cerr() | 8<<tokBytesPos
 		if wrongFirst {
 			// Wrong code (hazard builds only): the token goes out
 			// before the qTD's other words.
@@ -458,11 +458,11 @@ func (p *pipe) build(x *xfer, in bool) {
 			next = x.tds[i+1].pa
 		}
 		alt := uint32(linkTerminate)
-		if in {
+		if in && !p.c.hz.noAltNext() {
 			alt = status // a short packet ends the data stage
 		}
 		d.n, d.data, d.in = chunk, true, in
-		tok := tokActive | pid<<tokPIDPos | tokCErr3 | uint32(chunk)<<tokBytesPos
+		tok := tokActive | pid<<tokPIDPos | p.c.cerr() | uint32(chunk)<<tokBytesPos
 		if p.control && i == 1 {
 			tok |= tokDT // the data stage starts with DATA1
 		}
@@ -482,7 +482,7 @@ func (p *pipe) build(x *xfer, in bool) {
 		}
 		d.n, d.data, d.in = 0, false, false
 		d.fill(x.after, linkTerminate, 0)
-		tokens[n-1] = tokActive | spid<<tokPIDPos | tokCErr3 | tokDT
+		tokens[n-1] = tokActive | spid<<tokPIDPos | p.c.cerr() | tokDT
 	}
 	tokens[n-1] |= tokIOC
 	for k := n - 1; k >= 1; k-- {
@@ -511,7 +511,7 @@ func (p *pipe) scan(out []*xfer, n int) int {
 		copy(p.queue, p.queue[1:])
 		p.queue[len(p.queue)-1] = nil
 		p.queue = p.queue[:len(p.queue)-1]
-		if halted {
+		if halted && !p.c.hz.noRestart() {
 			p.restart(x.after)
 		}
 		out[n] = x
@@ -563,6 +563,16 @@ func (p *pipe) check(x *xfer) (done bool, actual int, err error, halted bool) {
 		return true, actual, fmt.Errorf("%w: %d of %d bytes", usb.ErrShort, actual, x.t.Len), false
 	}
 	return true, actual, nil, false
+}
+
+// cerr is the error counter a qTD starts with: three tries before a
+// transaction error halts the queue (EHCI §3.5.3; 0 would retry forever,
+// and a device unplugged mid-transfer would hang its pipe).
+func (c *Controller) cerr() uint32 {
+	if c.hz.cerrZero() {
+		return 0 // wrong code (hazard builds only)
+	}
+	return tokCErr3
 }
 
 // errOf maps a halted qTD's status to the usb package's errors (EHCI
