@@ -535,7 +535,7 @@ func (p *pipe) check(x *xfer) (done bool, actual int, err error, halted bool) {
 		last := x.tds[len(x.tds)-1]
 		overlay = (cur != 0 && !x.owns(cur)) || (cur == last.pa && p.q.read(qhOverlay+tdToken)&tokActive == 0)
 	}
-	for i, d := range x.tds {
+	for _, d := range x.tds {
 		if short && d.data {
 			continue
 		}
@@ -556,7 +556,6 @@ func (p *pipe) check(x *xfer) (done bool, actual int, err error, halted bool) {
 				break
 			}
 		}
-		_ = i
 	}
 	if short && x.t.Flags&usb.ShortOK == 0 {
 		p.c.Stats.Shorts.Add(1)

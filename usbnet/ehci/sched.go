@@ -194,15 +194,22 @@ func (p *pipe) cut(x *xfer) {
 		y.after = x.after
 	}
 	q := p.q
-	if x.owns(q.read(qhCurrent)) || x.owns(q.read(qhOverlay+tdNext)) {
+	if x.owns(q.read(qhCurrent)) {
+		// The overlay holds one of x's qTDs: empty it, keeping the
+		// toggle, and go on after x.
 		tok := q.read(qhOverlay + tdToken)
 		q.write(qhOverlay+tdNext, x.after)
 		q.write(qhOverlay+tdAlt, linkTerminate)
-		if x.owns(q.read(qhCurrent)) {
-			q.write(qhOverlay+tdToken, tok&tokDT)
+		q.write(qhOverlay+tdToken, tok&tokDT)
+	} else {
+		// The overlay holds the predecessor's qTD (or nothing): its
+		// links into x now lead past it.
+		if x.owns(q.read(qhOverlay + tdNext)) {
+			q.write(qhOverlay+tdNext, x.after)
 		}
-	} else if x.owns(q.read(qhOverlay + tdAlt)) {
-		q.write(qhOverlay+tdAlt, x.after)
+		if x.owns(q.read(qhOverlay + tdAlt)) {
+			q.write(qhOverlay+tdAlt, x.after)
+		}
 	}
 	q.mem.Barrier()
 	if x.t.Len > 0 {
