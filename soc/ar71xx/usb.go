@@ -88,6 +88,10 @@ type USBUnit struct {
 	// Companions is HCSPARAMS N_CC as the board expects it: the AR71xx
 	// OHCI at PhysOHCI.
 	Companions int
+	// SynopsysIAABug: the AR71xx core may hold an unlinked qH past the
+	// async-advance answer (Linux ath79_ehci_pdata_v1
+	// has_synopsys_hc_bug); ehci.Config.SynopsysIAABug works around it.
+	SynopsysIAABug bool
 	// RegOrder: registers are read in the CPU's order (Linux uses readl
 	// without SWAP_IO_SPACE on these big-endian CPUs).
 	RegOrder barrier.Order
@@ -108,6 +112,7 @@ func ehciUnit(unit int, base, caps uint32, tt bool, ip3bit int) USBUnit {
 		Flush: FlushUSB, IntegratedTT: tt, RegOrder: barrier.BigEndian, DescOrder: barrier.LittleEndian}
 	if !tt {
 		u.Companions = 1
+		u.SynopsysIAABug = true
 	}
 	return u
 }

@@ -35,6 +35,9 @@ func TestUSBUnits(t *testing.T) {
 			if e.CapOffset != c.caps || e.IntegratedTT != c.tt || e.IRQ != CPUIRQUSB || e.Flush != FlushUSB {
 				t.Errorf("%s unit %d: %+v", info.Name, i, e)
 			}
+			if e.IntegratedTT == e.SynopsysIAABug {
+				t.Errorf("%s unit %d: the Synopsys IAA defect is the AR71xx core's", info.Name, i)
+			}
 			if e.IntegratedTT == (e.Companions != 0) {
 				t.Errorf("%s unit %d: TT %v with %d companions", info.Name, i, e.IntegratedTT, e.Companions)
 			}

@@ -124,6 +124,13 @@ type Config struct {
 	// BigEndianCore sets USBMODE.ES on an integrated-TT core after
 	// reset, as Linux tdi_reset does for big-endian MMIO.
 	BigEndianCore bool
+	// SynopsysIAABug: the core (the AR71xx's, Linux ath79 "v1" platform
+	// data has_synopsys_hc_bug) may still hold the qH after the one it
+	// last ran when that qH is unlinked, even after answering the
+	// async-advance doorbell. The driver then rewrites ASYNCLISTADDR
+	// with the head after every answer, so the core starts its walk
+	// afresh (Linux end_iaa_cycle).
+	SynopsysIAABug bool
 }
 
 // Stats are the controller's counters, read without a lock.
@@ -611,6 +618,13 @@ func (c *Controller) asyncAdvance() error {
 		time.Sleep(pollInterval)
 	}
 	c.Stats.AsyncAdvances.Add(1)
+	if c.cfg.SynopsysIAABug {
+		c.mu.Lock()
+		if c.started && !c.dead {
+			c.write(regAsync, c.head.pa)
+		}
+		c.mu.Unlock()
+	}
 	return nil
 }
 

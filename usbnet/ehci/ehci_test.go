@@ -27,6 +27,7 @@ type rigOpts struct {
 	companion int
 	speed     usb.Speed
 	noDevice  bool
+	synopsys  bool // the model has the AR71xx core's IAA defect
 	wrong     wrong
 }
 
@@ -42,6 +43,9 @@ type wrong struct {
 	noAltNext   bool // hook: IN qTDs without an alternate next qTD
 	noRestart   bool // hook: a halted qH is left halted
 	cerrZero    bool // hook: qTDs retry forever
+	// noSynopsysFix: the driver is not told of the core's IAA defect
+	// (configuration, no hook).
+	noSynopsysFix bool
 }
 
 // inDriver reports whether w needs the driver's own hooks.
@@ -74,7 +78,7 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	}
 	r := &rig{sys: sys, stop: make(chan struct{})}
 	r.sim = ehcisim.New(sys, ctl, ehcisim.Config{Ports: 1, Companions: o.companion, IntegratedTT: o.tt,
-		CapLength: caplen, RegOrder: order, DescOrder: order, Line: irqLine})
+		CapLength: caplen, RegOrder: order, DescOrder: order, Line: irqLine, SynopsysIAABug: o.synopsys})
 	var dma busdma.Platform = sys.Mem
 	if o.wrong.noBarriers || o.wrong.noSync {
 		p := &wrongcode.Platform{Platform: sys.Mem, CoherentNoBarriers: o.wrong.noBarriers}
@@ -84,7 +88,7 @@ func newRig(t testing.TB, o rigOpts) *rig {
 		dma = p
 	}
 	hc, err := New(Config{Name: "ehci0", Regs: r.sim.Map("ehci"), DMA: dma, DescOrder: order,
-		IntegratedTT: o.tt, BigEndianCore: o.tt && !o.le})
+		IntegratedTT: o.tt, BigEndianCore: o.tt && !o.le, SynopsysIAABug: o.synopsys && !o.wrong.noSynopsysFix})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,12 @@ import (
 // never completes), and the correct driver to be caught under none.
 func hazard(t *testing.T, w wrong, seeds int, run func(testing.TB, *rig) error, kinds ...hwsim.MisuseKind) {
 	t.Helper()
+	hazardWith(t, nil, w, seeds, run, kinds...)
+}
+
+// hazardWith is hazard on machines that mod shapes.
+func hazardWith(t *testing.T, mod func(*rigOpts), w wrong, seeds int, run func(testing.TB, *rig) error, kinds ...hwsim.MisuseKind) {
+	t.Helper()
 	if w.inDriver() && !hazardTag {
 		t.Skip("this wrong variant needs the driver's hook: go test -tags gowrt_hazard")
 	}
@@ -24,6 +30,9 @@ func hazard(t *testing.T, w wrong, seeds int, run func(testing.TB, *rig) error, 
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		for _, bug := range []bool{true, false} {
 			o := rigOpts{seed: seed, tt: seed%2 == 0, le: seed%3 == 0}
+			if mod != nil {
+				mod(&o)
+			}
 			if bug {
 				o.wrong = w
 			}
@@ -268,4 +277,13 @@ func unplugged(tb testing.TB, r *rig) error {
 		}
 	}
 	return nil
+}
+
+// TestHazardSynopsysIAA: on a core with the AR71xx's IAA defect (the
+// engine still holds the unlinked qH it was about to visit after the
+// doorbell's answer), a driver that does not rewrite ASYNCLISTADDR after
+// each answer reuses a qH the engine still walks.
+func TestHazardSynopsysIAA(t *testing.T) {
+	ar71xx := func(o *rigOpts) { o.synopsys, o.tt = true, false }
+	hazardWith(t, ar71xx, wrong{noSynopsysFix: true}, 6, churn, hwsim.ModelRule)
 }

@@ -125,6 +125,11 @@ type Config struct {
 	DescOrder barrier.Order
 	// Line is the interrupt line on the hwsim controller.
 	Line int
+	// SynopsysIAABug models the AR71xx core's defect (Linux
+	// has_synopsys_hc_bug): after answering the async-advance doorbell
+	// the engine still holds the qH it was about to visit, even if that
+	// qH was unlinked, until ASYNCLISTADDR is written again.
+	SynopsysIAABug bool
 }
 
 // Stats are the model's counters (read with the System lock, e.g. in Do).
@@ -376,6 +381,14 @@ func (c *Controller) WriteReg(off uint32, width int, v uint32) {
 			c.misuse("ASYNCLISTADDR %#x not 32-byte aligned", v)
 		}
 		c.asyncBase = v & linkMask
+		// The next qH to run is the one written: whatever the engine
+		// held is dropped.
+		c.cur = 0
+		for a := range c.held {
+			if !c.reachable(a) {
+				delete(c.held, a)
+			}
+		}
 	case o == oCfg:
 		c.writeConfigFlag(v & 1)
 	case o == oUSBMod && c.cfg.IntegratedTT:

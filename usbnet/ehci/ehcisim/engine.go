@@ -101,17 +101,22 @@ func (c *Controller) answerDoorbell() {
 	c.doorbell = -1
 	c.cmd &^= cIAAD
 	c.sts |= sIAA
+	for a := range c.fetches {
+		if !c.reachable(a) {
+			delete(c.fetches, a)
+		}
+	}
+	if c.cfg.SynopsysIAABug {
+		// The defect: the answer comes, but the engine lets go of
+		// nothing; only a write of ASYNCLISTADDR makes it start afresh.
+		return
+	}
 	if c.cur != 0 && !c.reachable(c.cur) {
 		c.cur = 0
 	}
 	for a := range c.held {
 		if !c.reachable(a) {
 			delete(c.held, a)
-		}
-	}
-	for a := range c.fetches {
-		if !c.reachable(a) {
-			delete(c.fetches, a)
 		}
 	}
 }
@@ -155,7 +160,11 @@ func (c *Controller) asyncVisit() bool {
 	now[0], _ = c.ld(a + qhChar)
 	now[1], _ = c.ld(a + qhCaps)
 	if was, ok := c.held[a]; ok && was != now {
-		c.misuse("qH at %#x rewritten (endpoint %#x -> %#x) while the controller still held it: unlinked and reused without waiting for the async-advance doorbell", a, was[0], now[0])
+		why := "unlinked and reused without waiting for the async-advance doorbell"
+		if c.cfg.SynopsysIAABug {
+			why += " (on this core: or without rewriting ASYNCLISTADDR after its answer)"
+		}
+		c.misuse("qH at %#x rewritten (endpoint %#x -> %#x) while the controller still held it: %s", a, was[0], now[0], why)
 	}
 	c.held[a] = now
 	progress := c.visit(a)
