@@ -75,9 +75,10 @@ const (
 	// port routing has settled before ports are read.
 	configFlagSettle = 5 * time.Millisecond
 	// advanceTimeout bounds the wait for the async-advance doorbell's
-	// answer or a periodic frame's turn. A controller that misses it
-	// is dead (or stopped) as far as the pipe is concerned.
-	advanceTimeout = 100 * time.Millisecond
+	// answer or a periodic frame's turn (a microframe or two on a live
+	// controller). A controller that misses it is dead (or stopped) as
+	// far as the pipe is concerned.
+	advanceTimeout = time.Second
 	pollInterval   = 20 * time.Microsecond
 )
 
@@ -170,9 +171,8 @@ type Controller struct {
 	freeQH      []*qh
 	done        []*xfer // completion scratch of Interrupt, cap = transfers
 
-	advMu    sync.Mutex    // one doorbell (or frame wait) at a time
-	iaaSeq   atomic.Uint32 // doorbell answers seen (Interrupt or a waiter)
-	svcMu    sync.Mutex    // one completion pass at a time
+	advMu    sync.Mutex // one doorbell (or frame wait) at a time
+	svcMu    sync.Mutex // one completion pass at a time
 	onChange atomic.Pointer[func(port int)]
 
 	hz hazards // wrong-code hook of -tags gowrt_hazard builds; empty otherwise
@@ -521,9 +521,6 @@ func (c *Controller) Interrupt() {
 		return
 	}
 	c.write(regUSBSts, sts)
-	if sts&stsIAA != 0 {
-		c.iaaSeq.Add(1)
-	}
 	if sts&stsHSE != 0 {
 		// A DMA error halted the controller (EHCI §4.15.2.4): nothing
 		// it was doing can be trusted.
@@ -587,10 +584,11 @@ func (c *Controller) newQH() (*qh, error) {
 
 // asyncAdvance rings the async-advance doorbell and waits for its answer:
 // afterwards the controller holds no pointer to a qH unlinked before the
-// ring (EHCI §4.8.2). The interrupt handler or the wait itself may see
-// the answer first.
+// ring (EHCI §4.8.2). The answer is USBCMD.IAAD going clear: the
+// controller clears it after setting USBSTS.IAA (EHCI §2.3.1), so it
+// belongs to this ring, whereas the status bit, which the interrupt
+// handler acknowledges, may be an earlier ring's seen late.
 func (c *Controller) asyncAdvance() error {
-	seq := c.iaaSeq.Load()
 	c.mu.Lock()
 	running := c.started && !c.dead
 	if running {
@@ -600,24 +598,24 @@ func (c *Controller) asyncAdvance() error {
 	if !running {
 		return nil // a halted controller walks nothing
 	}
+	var err error
 	deadline := time.Now().Add(advanceTimeout)
-	for c.iaaSeq.Load() == seq {
-		sts := c.read(regUSBSts)
-		if sts&stsIAA != 0 {
-			c.write(regUSBSts, stsIAA)
-			c.iaaSeq.Add(1)
+	for {
+		if c.read(regUSBCmd)&cmdIAAD == 0 || c.read(regUSBSts)&stsHalted != 0 {
 			break
 		}
-		if sts&stsHalted != 0 {
-			return nil
-		}
 		if time.Now().After(deadline) {
+			// Like Linux's IAA watchdog, go on: a controller that
+			// never answers is dead to the pipe anyway.
 			c.Stats.AdvanceTimeouts.Add(1)
-			return fmt.Errorf("%w: %s: no async-advance answer in %v", ErrAdvance, c.cfg.Name, advanceTimeout)
+			err = fmt.Errorf("%w: %s: no async-advance answer in %v", ErrAdvance, c.cfg.Name, advanceTimeout)
+			break
 		}
 		time.Sleep(pollInterval)
 	}
-	c.Stats.AsyncAdvances.Add(1)
+	if err == nil {
+		c.Stats.AsyncAdvances.Add(1)
+	}
 	if c.cfg.SynopsysIAABug {
 		c.mu.Lock()
 		if c.started && !c.dead {
@@ -625,7 +623,7 @@ func (c *Controller) asyncAdvance() error {
 		}
 		c.mu.Unlock()
 	}
-	return nil
+	return err
 }
 
 // frameAdvance waits until the controller has started a new frame twice,
