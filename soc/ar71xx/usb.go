@@ -92,12 +92,17 @@ type USBUnit struct {
 	// async-advance answer (Linux ath79_ehci_pdata_v1
 	// has_synopsys_hc_bug); ehci.Config.SynopsysIAABug works around it.
 	SynopsysIAABug bool
-	// RegOrder: registers are read in the CPU's order (Linux uses readl
-	// without SWAP_IO_SPACE on these big-endian CPUs).
+	// RegOrder: registers are read in the CPU's order, big-endian (Linux
+	// reads them with readl, which does not swap on a big-endian MIPS
+	// without SWAP_IO_SPACE).
 	RegOrder barrier.Order
-	// DescOrder: Linux lays descriptors out little-endian (no
-	// USB_EHCI_BIG_ENDIAN_DESC on ath79); the AR71xx core is told so by
-	// its CONFIG swap bits, the ChipIdea cores by USBMODE.ES left 0.
+	// DescOrder: little-endian. Linux's config ATH79 (arch/mips/Kconfig)
+	// selects only USB_EHCI_ROOT_HUB_TT, not USB_EHCI_BIG_ENDIAN_DESC,
+	// so its EHCI writes descriptors with cpu_to_le32; the AR71xx core
+	// is set up for that by its CONFIG swap bits (usbConfigSwap71xx),
+	// the ChipIdea cores by USBMODE.ES left clear (Linux tdi_reset sets
+	// it only for big_endian_mmio). A board that knows better sets the
+	// ehci driver's DescOrder (and BigEndianCore) from its own data.
 	DescOrder barrier.Order
 }
 
