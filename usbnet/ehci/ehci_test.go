@@ -43,6 +43,7 @@ type wrong struct {
 	noAltNext   bool // hook: IN qTDs without an alternate next qTD
 	noRestart   bool // hook: a halted qH is left halted
 	cerrZero    bool // hook: qTDs retry forever
+	noBabble    bool // hook: the Babble status bit is not decoded
 	// noSynopsysFix: the driver is not told of the core's IAA defect
 	// (configuration, no hook).
 	noSynopsysFix bool
@@ -50,7 +51,7 @@ type wrong struct {
 
 // inDriver reports whether w needs the driver's own hooks.
 func (w wrong) inDriver() bool {
-	return w.tokenFirst || w.overlayDone || w.skipAdvance || w.noAltNext || w.noRestart || w.cerrZero
+	return w.tokenFirst || w.overlayDone || w.skipAdvance || w.noAltNext || w.noRestart || w.cerrZero || w.noBabble
 }
 
 type rig struct {

@@ -14,3 +14,4 @@ func (hazards) skipAdvance() bool { return false }
 func (hazards) noAltNext() bool   { return false }
 func (hazards) noRestart() bool   { return false }
 func (hazards) cerrZero() bool    { return false }
+func (hazards) noBabble() bool    { return false }

@@ -16,9 +16,11 @@ package ehci
 //   - noAltNext: IN qTDs without an alternate next pointer, so a short
 //     packet moves on to the transfer's own next qTD;
 //   - noRestart: a qH halted by an error (STALL) is left halted;
-//   - cerrZero: qTDs with an error counter of 0 (retry forever).
+//   - cerrZero: qTDs with an error counter of 0 (retry forever);
+//   - noBabble: the Babble status bit is not decoded, so a babbling
+//     device looks like a stalled endpoint.
 type hazards struct {
-	first, overlay, noAdvance, noAlt, halted, cerr0 bool
+	first, overlay, noAdvance, noAlt, halted, cerr0, babble bool
 }
 
 func (h hazards) tokenFirst() bool  { return h.first }
@@ -27,3 +29,4 @@ func (h hazards) skipAdvance() bool { return h.noAdvance }
 func (h hazards) noAltNext() bool   { return h.noAlt }
 func (h hazards) noRestart() bool   { return h.halted }
 func (h hazards) cerrZero() bool    { return h.cerr0 }
+func (h hazards) noBabble() bool    { return h.babble }

@@ -287,3 +287,36 @@ func TestHazardSynopsysIAA(t *testing.T) {
 	ar71xx := func(o *rigOpts) { o.synopsys, o.tt = true, false }
 	hazardWith(t, ar71xx, wrong{noSynopsysFix: true}, 6, churn, hwsim.ModelRule)
 }
+
+// TestHazardBabbleAsStall: a driver that does not decode the Babble bit
+// reports a babbling device (more data than the qTD asked for) as a
+// stalled endpoint, and its owner clears a halt that is not there.
+func TestHazardBabbleAsStall(t *testing.T) {
+	hazard(t, wrong{noBabble: true}, 2, babble)
+}
+
+// babble makes the device send a full packet into a 100-byte transfer.
+func babble(tb testing.TB, r *rig) error {
+	_, in, err := r.bulkErr(tb)
+	if err != nil {
+		return err
+	}
+	w := newWaiter(1)
+	tr, err := in.NewTransfer(512)
+	if err != nil {
+		return err
+	}
+	tr.Done = w.done
+	tr.Len = 100
+	r.sys.Do(func() { r.dev.babble = true })
+	if err := in.Submit(tr); err != nil {
+		return err
+	}
+	if _, err := w.waitErr(time.Second); err != nil {
+		return err
+	}
+	if !errors.Is(tr.Err, usb.ErrBabble) {
+		return fmt.Errorf("babble reported as %v", tr.Err)
+	}
+	return nil
+}

@@ -578,7 +578,7 @@ func (c *Controller) cerr() uint32 {
 // §4.10.3, §4.15.1.1).
 func (c *Controller) errOf(tok uint32) error {
 	switch {
-	case tok&tokBabble != 0:
+	case tok&tokBabble != 0 && !c.hz.noBabble():
 		c.Stats.Babble.Add(1)
 		return usb.ErrBabble
 	case tok&tokBufErr != 0:
