@@ -103,10 +103,12 @@ func forbid(t *testing.T, roots []string, why string, bad func(path string, p pk
 	}
 }
 
-// TestDriversLinkNoKernel: the MAC drivers and the bridge link neither
-// the kernel, nor malta's chipset code, nor gVisor's stack.
+// TestDriversLinkNoKernel: the MAC drivers, the USB stack and the bridge
+// link neither the kernel, nor malta's chipset code, nor gVisor's stack.
 func TestDriversLinkNoKernel(t *testing.T) {
-	roots := []string{module + "/arge", module + "/pcnet", module + "/net/bridge"}
+	roots := []string{module + "/arge", module + "/pcnet", module + "/net/bridge",
+		module + "/usbnet", module + "/usbnet/usb", module + "/usbnet/uhci", module + "/usbnet/cdcecm",
+		module + "/usbnet/axge"}
 	banned := []string{module + "/kernel", module + "/soc/malta", "gvisor.dev/gvisor/pkg/tcpip/stack"}
 	forbid(t, roots, "a driver or the bridge links a package it must not", func(path string, _ pkgInfo) bool {
 		for _, b := range banned {
@@ -123,6 +125,16 @@ func TestDriversLinkNoKernel(t *testing.T) {
 func TestNICContractIsLeaf(t *testing.T) {
 	root := module + "/net"
 	forbid(t, []string{root}, "the NIC contract links a package outside the standard library", func(path string, p pkgInfo) bool {
+		return path != root && !p.std
+	})
+}
+
+// TestUSBCoreIsLeaf: the USB core (host-controller contract, enumeration,
+// descriptors) imports only the standard library, so a controller driver
+// or a USB device driver can be embedded without the rest of gowrt.
+func TestUSBCoreIsLeaf(t *testing.T) {
+	root := module + "/usbnet/usb"
+	forbid(t, []string{root}, "the USB core links a package outside the standard library", func(path string, p pkgInfo) bool {
 		return path != root && !p.std
 	})
 }
@@ -169,6 +181,9 @@ func TestModelsDontTrustDrivers(t *testing.T) {
 		"pcnet/pcnetsim":       "pcnet",
 		"arswitch/arswitchsim": "arswitch",
 		"flash/cfi/cfisim":     "flash/cfi",
+		"usbnet/uhci/uhcisim":  "usbnet/uhci",
+		"usbnet/axge/axgesim":  "usbnet/axge",
+		"usbnet/cdcecm/ecmsim": "usbnet/cdcecm",
 	} {
 		forbid(t, []string{module + "/" + model}, model+" links its driver", func(path string, _ pkgInfo) bool {
 			return path == module+"/"+driver

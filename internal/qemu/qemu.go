@@ -66,6 +66,15 @@ type Machine struct {
 	// the on-board NIC, created with the machine, gets 52:54:00:12:34:56
 	// and the WAN one, created after it, 52:54:00:12:34:57.
 	WANMAC string
+	// USBNet, if not empty, plugs QEMU's usb-net (a CDC Ethernet and
+	// RNDIS function, hw/usb/dev-network.c) into root port 1 of the
+	// PIIX4's UHCI (bus usb-bus.0, 12 Mbit/s) with this -netdev backend
+	// (same syntax as WAN). board/malta/usb drives it.
+	USBNet string
+	// USBNetMAC is the usb-net's MAC address; empty leaves it to QEMU.
+	// The function's MAC string, which the host side uses, has 0x40 for
+	// its first octet whatever this is (QEMU's usb_net_realize).
+	USBNetMAC string
 	// Flash is a raw file backing the board's 4 MiB CFI flash; empty for
 	// none.
 	Flash string
@@ -100,6 +109,13 @@ func (m Machine) Args() []string {
 			dev += ",mac=" + m.WANMAC
 		}
 		args = append(args, "-netdev", m.WAN+",id=wan", "-device", dev)
+	}
+	if m.USBNet != "" {
+		dev := "usb-net,netdev=usbnet,bus=usb-bus.0"
+		if m.USBNetMAC != "" {
+			dev += ",mac=" + m.USBNetMAC
+		}
+		args = append(args, "-netdev", m.USBNet+",id=usbnet", "-device", dev)
 	}
 	if m.Flash != "" {
 		args = append(args, "-drive", "if=pflash,format=raw,file="+m.Flash)

@@ -52,3 +52,19 @@ func TestArgsWAN(t *testing.T) {
 	}
 	t.Fatal("-nodefaults missing with a WAN NIC")
 }
+
+// TestArgsUSBNet checks the usb-net: a -netdev with the given backend and
+// a usb-net -device on the PIIX4's UHCI bus, after the pcnets.
+func TestArgsUSBNet(t *testing.T) {
+	m := Machine{Board: be, Kernel: "fw.elf", USBNet: "tap,ifname=usb0,script=no,downscript=no", Append: "x"}
+	got := strings.Join(m.Args(), " ")
+	want := "-nic user,restrict=on,model=pcnet " +
+		"-netdev tap,ifname=usb0,script=no,downscript=no,id=usbnet -device usb-net,netdev=usbnet,bus=usb-bus.0 -append x"
+	if !strings.HasSuffix(got, want) {
+		t.Fatalf("args\n got %s\nwant suffix %s", got, want)
+	}
+	m.USBNetMAC = "52:54:00:12:34:60"
+	if got := strings.Join(m.Args(), " "); !strings.Contains(got, " -device usb-net,netdev=usbnet,bus=usb-bus.0,mac=52:54:00:12:34:60 ") {
+		t.Fatalf("USBNetMAC not on the device: %s", got)
+	}
+}

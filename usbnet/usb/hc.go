@@ -78,8 +78,10 @@ type Pipe interface {
 	NewTransfer(size int) (*Transfer, error)
 	// Submit queues t on the endpoint; transfers on one pipe run in
 	// submission order. It returns at once: the result comes in t.Done.
-	// An error (ErrBusy, ErrClosed, ErrGone) means t was not queued and
-	// Done will not be called for this Submit.
+	// An error (ErrBusy, ErrClosed, ErrGone, or ErrCancelled while an
+	// Abort or Close of the pipe is in progress, so a Done that resubmits
+	// cannot keep the pipe busy) means t was not queued and Done will not
+	// be called for this Submit.
 	Submit(t *Transfer) error
 	// Cancel takes t off the schedule and waits until the controller no
 	// longer touches it or its buffer. If t was still queued or running,

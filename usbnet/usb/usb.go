@@ -21,6 +21,17 @@
 // and may resubmit the transfer. It must not block: a driver that needs to
 // wait (a control transfer) waits in its own goroutine on something Done
 // signals.
+//
+// # Devices
+//
+// Enumerate brings a device on a root port to the Addressed state and
+// reads its descriptors; the Device it returns serialises control
+// requests (Control, with a timeout; a failed request hands the caller
+// no bytes), opens pipes for a driver, and tears down in a fixed order
+// (Detach: mark gone, the driver's Detach, abort and wait for every
+// transfer, close the pipes, wait for references, disable the port and
+// free the address). A Bus does this for every port of a controller and
+// binds the first Driver whose Probe takes the device.
 package usb
 
 import (

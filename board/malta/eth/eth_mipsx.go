@@ -132,6 +132,31 @@ func start(gt pci.Config, plat *mipsdma.Platform, d *pci.Device, name string) (*
 	return nic, nil
 }
 
+// sharer is a handler another PCI function of the board puts on a line
+// (ShareInterrupt).
+type sharer struct {
+	line int
+	name string
+	h    func()
+}
+
+var (
+	sharersMu sync.Mutex
+	sharers   []sharer
+)
+
+// ShareInterrupt adds h, another PCI function's interrupt handler, to
+// i8259 line ln, which the board's pcnets may drive too: the PIIX4's USB
+// controller (00:0a.2, PIRQD) is on line 11 at reset, like the WAN pcnet
+// in slot 12 (PIRQC), and a line has one handler, which must then service
+// every device on it. Call it before the ports come up (Board.Ports); the
+// line is connected with the pcnets' even if no pcnet uses it.
+func ShareInterrupt(ln int, name string, h func()) {
+	sharersMu.Lock()
+	sharers = append(sharers, sharer{ln, name, h})
+	sharersMu.Unlock()
+}
+
 // connectInterrupts registers one handler per i8259 line. PCI INTx is
 // level-triggered and may be shared (PCI Local Bus Specification 2.3,
 // 2.2.6), so each line is set to level first (PIIX4 ELCR), and the handler
@@ -141,29 +166,41 @@ func start(gt pci.Config, plat *mipsdma.Platform, d *pci.Device, name string) (*
 // again when it is unmasked.
 func connectInterrupts(ports []port) error {
 	disp := malta.NewDispatcher()
-	byLine := map[int][]*pcnet.NIC{}
+	byLine := map[int][]func(){}
+	names := map[int]string{}
 	var lines []int
-	for _, p := range ports {
-		if byLine[p.dev.IRQ] == nil {
-			lines = append(lines, p.dev.IRQ)
+	add := func(ln int, name string, h func()) {
+		if byLine[ln] == nil {
+			lines = append(lines, ln)
+			names[ln] = name
+		} else if names[ln] != name {
+			names[ln] += "+" + name
 		}
-		byLine[p.dev.IRQ] = append(byLine[p.dev.IRQ], p.nic)
+		byLine[ln] = append(byLine[ln], h)
 	}
+	for _, p := range ports {
+		add(p.dev.IRQ, "pcnet", p.nic.Interrupt)
+	}
+	sharersMu.Lock()
+	for _, s := range sharers {
+		add(s.line, s.name, s.h)
+	}
+	sharersMu.Unlock()
 	for _, ln := range lines {
-		nics := byLine[ln]
+		hs := byLine[ln]
 		if err := disp.Controller().SetTrigger(ln, intr.Level); err != nil {
-			return fmt.Errorf("malta: pcnet line %d: %w", ln, err)
+			return fmt.Errorf("malta: %s line %d: %w", names[ln], ln, err)
 		}
-		h := nics[0].Interrupt
-		if len(nics) > 1 {
+		h := hs[0]
+		if len(hs) > 1 {
 			h = func() {
-				for _, n := range nics {
-					n.Interrupt()
+				for _, f := range hs {
+					f()
 				}
 			}
 		}
-		if err := disp.Register(ln, "pcnet", h); err != nil {
-			return fmt.Errorf("malta: pcnet line %d: %w", ln, err)
+		if err := disp.Register(ln, names[ln], h); err != nil {
+			return fmt.Errorf("malta: %s line %d: %w", names[ln], ln, err)
 		}
 	}
 	return nil
