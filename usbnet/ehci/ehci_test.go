@@ -725,3 +725,46 @@ func workload(t testing.TB, r *rig, count int, patience time.Duration) error {
 	}
 	return nil
 }
+
+// TestAbortRefusesResubmit: a Done that resubmits during Abort is refused
+// with ErrCancelled (usb.Pipe.Submit), so Abort leaves the pipe idle.
+func TestAbortRefusesResubmit(t *testing.T) {
+	r := newRig(t, rigOpts{seed: 15})
+	_, in := r.bulk(t)
+	var mu sync.Mutex
+	var resubmit []error
+	done := 0
+	for i := 0; i < 3; i++ {
+		tr, _ := in.NewTransfer(512)
+		tr.Done = func(tr *usb.Transfer) {
+			err := in.Submit(tr)
+			mu.Lock()
+			done++
+			resubmit = append(resubmit, err)
+			mu.Unlock()
+		}
+		if err := in.Submit(tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in.Abort()
+	mu.Lock()
+	if done != 3 {
+		t.Fatalf("%d Done calls during Abort, want 3", done)
+	}
+	for _, err := range resubmit {
+		if !errors.Is(err, usb.ErrCancelled) {
+			t.Fatalf("resubmit during Abort: %v, want ErrCancelled", err)
+		}
+	}
+	mu.Unlock()
+	// Idle afterwards: a message sent now completes nothing.
+	r.sys.Do(func() { r.dev.msgs = append(r.dev.msgs, pattern(1, 100)) })
+	time.Sleep(20 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if done != 3 {
+		t.Fatalf("a transfer ran after Abort")
+	}
+	r.noMisuse(t)
+}

@@ -83,14 +83,15 @@ type pipe struct {
 	period      int // interrupt pipes: polling period in frames
 	control, in bool
 
-	opMu   sync.Mutex // one Cancel/Abort/Close/ResetToggle at a time
-	closed bool
-	linked bool
-	free   []*qtd // unused qTDs
-	dummy  *qtd   // the inactive qTD ending the queue
-	queue  []*xfer
-	xfers  []*xfer
-	spare  []*xfer // completion scratch of Cancel/Abort, cap = len(xfers)
+	opMu     sync.Mutex // one Cancel/Abort/Close/ResetToggle at a time
+	closed   bool
+	aborting bool // an Abort or Close is in progress: Submit refuses
+	linked   bool
+	free     []*qtd // unused qTDs
+	dummy    *qtd   // the inactive qTD ending the queue
+	queue    []*xfer
+	xfers    []*xfer
+	spare    []*xfer // completion scratch of Cancel/Abort, cap = len(xfers)
 }
 
 // OpenPipe implements usb.HostController.
@@ -363,6 +364,10 @@ func (p *pipe) Submit(t *usb.Transfer) error {
 	switch {
 	case p.closed:
 		return usb.ErrClosed
+	case p.aborting:
+		// A Done that resubmits must not keep an aborting pipe busy
+		// (usb.Pipe.Submit).
+		return fmt.Errorf("%w: %s: pipe being aborted", usb.ErrCancelled, c.cfg.Name)
 	case x.queued:
 		return usb.ErrBusy
 	case c.dead || !c.started:

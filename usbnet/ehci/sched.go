@@ -128,6 +128,14 @@ func (p *pipe) remove(target *xfer, closing bool) {
 		c.mu.Unlock()
 		return
 	}
+	if target == nil {
+		p.aborting = true
+		defer func() {
+			c.mu.Lock()
+			p.aborting = false
+			c.mu.Unlock()
+		}()
+	}
 	wasLinked := p.linked
 	if wasLinked {
 		p.unlink()
