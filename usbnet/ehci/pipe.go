@@ -82,6 +82,10 @@ type pipe struct {
 	q           *qh
 	period      int // interrupt pipes: polling period in frames
 	control, in bool
+	// rootPort is the root port the device hangs on, when the pipe's
+	// configuration tells (0: behind a hub, or several root ports): a
+	// transaction error there with the port disconnected is ErrGone.
+	rootPort int
 
 	opMu     sync.Mutex // one Cancel/Abort/Close/ResetToggle at a time
 	closed   bool
@@ -136,6 +140,12 @@ func (c *Controller) OpenPipe(cfg usb.PipeConfig) (usb.Pipe, error) {
 		}
 	}
 	p := &pipe{c: c, cfg: cfg, control: cfg.Type == usb.Control, in: cfg.In() && cfg.Type != usb.Control}
+	switch {
+	case cfg.HubAddress == 0 && hubPort != 0:
+		p.rootPort = int(hubPort) // a full/low-speed device on the root TT
+	case cfg.HubAddress == 0 && c.nports == 1:
+		p.rootPort = 1
+	}
 	char := uint32(cfg.Address) | uint32(cfg.Endpoint&0xf)<<qhEndptPos | eps<<qhEPSPos |
 		uint32(cfg.MaxPacket)<<qhMaxPPos
 	caps := uint32(qhMultOne) << qhMultPos
@@ -553,7 +563,7 @@ func (p *pipe) check(x *xfer) (done bool, actual int, err error, halted bool) {
 			actual += d.n - min(left, d.n)
 		}
 		if tok&tokHalted != 0 {
-			return true, actual, p.c.errOf(tok), true
+			return true, actual, p.errOf(tok), true
 		}
 		if d.in && left > 0 {
 			short = true
@@ -567,6 +577,18 @@ func (p *pipe) check(x *xfer) (done bool, actual int, err error, halted bool) {
 		return true, actual, fmt.Errorf("%w: %d of %d bytes", usb.ErrShort, actual, x.t.Len), false
 	}
 	return true, actual, nil, false
+}
+
+// errOf maps a halted qTD's status, telling an unplugged device (a
+// transaction error with its root port no longer connected) from a
+// failing one. Lock held.
+func (p *pipe) errOf(tok uint32) error {
+	err := p.c.errOf(tok)
+	if err == usb.ErrTransaction && p.rootPort != 0 &&
+		p.c.read(p.c.portReg(p.rootPort))&portCCS == 0 {
+		return fmt.Errorf("%w: %w on a disconnected port", usb.ErrGone, err)
+	}
+	return err
 }
 
 // cerr is the error counter a qTD starts with: three tries before a
