@@ -62,12 +62,18 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // TestAX88179OverEHCIModel runs the stack of an AR934x router with a USB
 // gigabit adapter, on models: the AX88179 (axgesim, high speed) on the
 // root port of a ChipIdea EHCI with its integrated TT (ehcisim, big-endian
-// registers, late write-backs, seeded interleavings), this driver, the USB
+// registers, late write-backs, seeded interleavings) and of a plain
+// little-endian EHCI on a little-endian CPU, this driver, the USB
 // core's Bus and the axge driver with its usbnet NIC. Frames of every size
 // class cross both ways intact, the TX padding case included, and
 // unplugging detaches the port.
 func TestAX88179OverEHCIModel(t *testing.T) {
-	r := newRig(t, rigOpts{seed: 21, tt: true, noDevice: true})
+	t.Run("ar934x-be-tt", func(t *testing.T) { ax88179Stack(t, rigOpts{seed: 21, tt: true, noDevice: true}) })
+	t.Run("pci-le", func(t *testing.T) { ax88179Stack(t, rigOpts{seed: 22, le: true, noDevice: true}) })
+}
+
+func ax88179Stack(t *testing.T, o rigOpts) {
+	r := newRig(t, o)
 	start := time.Now()
 	var sent atomic.Int64
 	chip := axgesim.New(axgesim.Config{MAC: [6]byte{0x02, 0xa8, 0x81, 0x79, 0, 1},
