@@ -63,6 +63,8 @@ type rig struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 	once sync.Once
+	// patience is how long a hazard run waits for a transfer.
+	patience time.Duration
 }
 
 func newRig(t testing.TB, o rigOpts) *rig {
@@ -77,7 +79,7 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	if o.tt {
 		caplen = 0x40
 	}
-	r := &rig{sys: sys, stop: make(chan struct{})}
+	r := &rig{sys: sys, stop: make(chan struct{}), patience: 10 * time.Second}
 	r.sim = ehcisim.New(sys, ctl, ehcisim.Config{Ports: 1, Companions: o.companion, IntegratedTT: o.tt,
 		CapLength: caplen, RegOrder: order, DescOrder: order, Line: irqLine, SynopsysIAABug: o.synopsys})
 	var dma busdma.Platform = sys.Mem

@@ -37,6 +37,12 @@ func hazardWith(t *testing.T, mod func(*rigOpts), w wrong, seeds int, run func(t
 				o.wrong = w
 			}
 			r := newRig(t, o)
+			// A wrong driver's hang is detected by a timeout; the correct
+			// one gets time to spare for a loaded machine (qemu-mips).
+			r.patience = 10 * time.Second
+			if bug {
+				r.patience = time.Second
+			}
 			err := run(t, r)
 			r.close()
 			ms := r.misuses()
@@ -72,7 +78,7 @@ func hazardWith(t *testing.T, mod func(*rigOpts), w wrong, seeds int, run func(t
 	t.Logf("caught under %d/%d seeds", caught, seeds)
 }
 
-func mixed(tb testing.TB, r *rig) error { return workload(tb, r, 24, time.Second) }
+func mixed(tb testing.TB, r *rig) error { return workload(tb, r, 24, r.patience) }
 
 // TestHazardTokenFirst: the first qTD's token (Active) is written before
 // its buffer pointers; the engine runs it half-written.
@@ -135,7 +141,7 @@ func churn(tb testing.TB, r *rig) error {
 		}
 		time.Sleep(50 * time.Microsecond)
 		p.Close()
-		if got, err := w.waitErr(time.Second); err != nil || got.Err == nil {
+		if got, err := w.waitErr(r.patience); err != nil || got.Err == nil {
 			return fmt.Errorf("pipe %d: close did not cancel its transfer: %v", i, err)
 		}
 	}
@@ -176,7 +182,7 @@ func bigShortIn(tb testing.TB, r *rig) error {
 		}
 	}
 	for i, m := range msgs {
-		tr, err := w.waitErr(time.Second)
+		tr, err := w.waitErr(r.patience)
 		if err != nil {
 			return fmt.Errorf("message %d: %w", i, err)
 		}
@@ -216,7 +222,7 @@ func stallRecover(tb testing.TB, r *rig) error {
 	if err := in.Submit(tr); err != nil {
 		return err
 	}
-	if _, err := w.waitErr(time.Second); err != nil || !errors.Is(tr.Err, usb.ErrStall) {
+	if _, err := w.waitErr(r.patience); err != nil || !errors.Is(tr.Err, usb.ErrStall) {
 		return fmt.Errorf("stall: %v %v", err, tr.Err)
 	}
 	ctl, err := r.hc.OpenPipe(usb.PipeConfig{Address: 1, Type: usb.Control, MaxPacket: 64, Speed: r.dev.speed})
@@ -232,7 +238,7 @@ func stallRecover(tb testing.TB, r *rig) error {
 	if err := in.Submit(tr); err != nil {
 		return err
 	}
-	if _, err := w.waitErr(time.Second); err != nil {
+	if _, err := w.waitErr(r.patience); err != nil {
 		return fmt.Errorf("after clear-halt: %w", err)
 	}
 	if tr.Err != nil || !bytes.Equal(tr.Buf[:tr.Actual], msg) {
@@ -268,7 +274,7 @@ func unplugged(tb testing.TB, r *rig) error {
 	}
 	r.sim.Detach(1)
 	for i := 0; i < 3; i++ {
-		tr, err := w.waitErr(time.Second)
+		tr, err := w.waitErr(r.patience)
 		if err != nil {
 			return fmt.Errorf("transfer %d after unplug: %w", i, err)
 		}
@@ -312,7 +318,7 @@ func babble(tb testing.TB, r *rig) error {
 	if err := in.Submit(tr); err != nil {
 		return err
 	}
-	if _, err := w.waitErr(time.Second); err != nil {
+	if _, err := w.waitErr(r.patience); err != nil {
 		return err
 	}
 	if !errors.Is(tr.Err, usb.ErrBabble) {
