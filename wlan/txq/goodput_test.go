@@ -19,8 +19,9 @@ import (
 )
 
 var (
-	apMAC = wlan.MAC{2, 0xa, 0, 0, 0, 1}
-	lanSA = wlan.MAC{2, 0xe, 0, 0, 0, 1}
+	apMAC  = wlan.MAC{2, 0xa, 0, 0, 0, 1}
+	lanSA  = wlan.MAC{2, 0xe, 0, 0, 0, 1}
+	staMAC = wlan.MAC{2, 5, 0, 0, 0, 1}
 )
 
 // htCaps is a 2x2 HT40 SGI device (MCS 0-15) taking 64 KiB A-MPDUs.
@@ -193,7 +194,7 @@ func runGoodputCfg(t testing.TB, o goodputOpts) goodputResult {
 		sk := &sink{addr: addr, seen: make([]uint64, int(total)/64+1)}
 		r.Start(sk)
 		sinks = append(sinks, sk)
-		st, err := s.AddStation(addr, htCaps, key)
+		st, err := s.AddStation(StationConfig{Addr: addr, Caps: htCaps, Key: key})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +206,7 @@ func runGoodputCfg(t testing.TB, o goodputOpts) goodputResult {
 		for _, st := range stas {
 			for {
 				binary.BigEndian.PutUint64(payload, id)
-				if s.Enqueue(st, 0, lanSA, 0x0800, payload) != nil {
+				if s.Enqueue(st, 0, st.Addr(), lanSA, 0x0800, payload) != nil {
 					break
 				}
 				id++

@@ -88,6 +88,7 @@ var (
 	ErrTooLong  = errors.New("txq: MSDU too long")
 	ErrTID      = errors.New("txq: TID out of range")
 	ErrStation  = errors.New("txq: station removed")
+	ErrAddr     = errors.New("txq: DA/SA not expressible without 4-address mode")
 )
 
 // Config sets up a scheduler.
@@ -167,14 +168,15 @@ type tidQueue struct {
 
 // Station is one peer's queues and rate control.
 type Station struct {
-	s     *Scheduler
-	addr  wlan.MAC
-	key   int
-	table *rate.Table
-	node  *sample.Node
-	tids  [numTIDs]*tidQueue
-	gone  bool
-	stats Stats
+	s        *Scheduler
+	addr     wlan.MAC
+	key      int
+	fourAddr bool
+	table    *rate.Table
+	node     *sample.Node
+	tids     [numTIDs]*tidQueue
+	gone     bool
+	stats    Stats
 }
 
 // Stats are one peer's counters, for an athstats-style view.
@@ -241,11 +243,23 @@ func New(cfg Config) (*Scheduler, error) {
 	return s, nil
 }
 
-// AddStation adds a peer with its rate capabilities (from its HT
-// capabilities and rates) and the key-cache slot its frames are
-// encrypted with (radio.NoKey for none).
-func (s *Scheduler) AddStation(addr wlan.MAC, peer rate.Caps, key int) (*Station, error) {
-	t, err := rate.NewTable(s.cfg.PHY, s.cfg.Caps, peer)
+// StationConfig describes a peer.
+type StationConfig struct {
+	Addr wlan.MAC
+	// Caps are its rate capabilities (from its rates and HT
+	// capabilities).
+	Caps rate.Caps
+	// Key is the key-cache slot its frames are encrypted with, or
+	// radio.NoKey.
+	Key int
+	// FourAddr: the peer is in 4-address (WDS) mode, bridging a LAN:
+	// frames carry DA and SA in Address 3 and 4 (802.11-2016 Table 9-26).
+	FourAddr bool
+}
+
+// AddStation adds a peer.
+func (s *Scheduler) AddStation(cfg StationConfig) (*Station, error) {
+	t, err := rate.NewTable(s.cfg.PHY, s.cfg.Caps, cfg.Caps)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +267,7 @@ func (s *Scheduler) AddStation(addr wlan.MAC, peer rate.Caps, key int) (*Station
 	if err != nil {
 		return nil, err
 	}
-	st := &Station{s: s, addr: addr, key: key, table: t, node: n}
+	st := &Station{s: s, addr: cfg.Addr, key: cfg.Key, fourAddr: cfg.FourAddr, table: t, node: n}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stations = append(s.stations, st)
@@ -313,15 +327,20 @@ func (s *Scheduler) Arm(st *Station, bin, rix int) sample.ArmStats {
 	return st.node.Arm(bin, rix)
 }
 
-// Enqueue queues an MSDU (EtherType and payload) for st on tid from
-// source sa (the DA when this is a station sending to the AP), builds
-// its MPDU, and starts an exchange if the TID is idle.
-func (s *Scheduler) Enqueue(st *Station, tid uint8, sa wlan.MAC, etherType uint16, payload []byte) error {
+// Enqueue queues an MSDU (EtherType and payload from sa to da) for st
+// on tid, builds its MPDU, and starts an exchange if the TID is idle.
+// Without 4-address mode an AP's frames must go to the station itself
+// (da == st's address) and a station's must come from itself (sa ==
+// Config.Own): ErrAddr otherwise.
+func (s *Scheduler) Enqueue(st *Station, tid uint8, da, sa wlan.MAC, etherType uint16, payload []byte) error {
 	if tid >= numTIDs {
 		return ErrTID
 	}
 	if len(payload) > MaxMSDU {
 		return ErrTooLong
+	}
+	if !st.fourAddr && ((s.cfg.Station && sa != s.cfg.Own) || (!s.cfg.Station && da != st.addr)) {
+		return ErrAddr
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -337,7 +356,7 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, sa wlan.MAC, etherType uint1
 	}
 	if s.cfg.AMSDU && q.n > 0 {
 		if tail := &q.ring[(q.head+q.n-1)%ringLen]; s.fitsAMSDU(st, tail, wlan.MSDUHeaderLen+len(payload)) {
-			s.pack(st, tail, sa, etherType, payload)
+			s.pack(st, tail, da, sa, etherType, payload)
 			st.stats.Enqueued++
 			st.stats.AMSDUPacked++
 			return nil
@@ -352,14 +371,19 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, sa wlan.MAC, etherType uint1
 	seq := q.nextSeq
 	q.nextSeq = (q.nextSeq + 1) % wlan.SeqModulo
 	h := wlan.Header{Seq: wlan.NewSeqControl(seq, 0), QoS: wlan.NewQoSControl(tid, wlan.AckNormal, false, false)}
-	h.Len = 26 // QoS data, three addresses
+	// Addresses per 802.11-2016 Table 9-26.
 	var flags wlan.FrameControl
-	if s.cfg.Station {
+	h.Addr1, h.Addr2 = st.addr, s.cfg.Own
+	switch {
+	case st.fourAddr:
+		flags = wlan.FlagToDS | wlan.FlagFromDS
+		h.Addr3, h.Addr4 = da, sa
+	case s.cfg.Station:
 		flags = wlan.FlagToDS
-		h.Addr1, h.Addr2, h.Addr3 = st.addr, s.cfg.Own, sa
-	} else {
+		h.Addr3 = da
+	default:
 		flags = wlan.FlagFromDS
-		h.Addr1, h.Addr2, h.Addr3 = st.addr, s.cfg.Own, sa
+		h.Addr3 = sa
 	}
 	if st.key != radio.NoKey {
 		flags |= wlan.FlagProtected
@@ -375,15 +399,10 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, sa wlan.MAC, etherType uint1
 		var mic [ccmp.MICLen]byte
 		buf = append(buf, mic[:]...)
 	}
-	f := frame{buf: buf, seq: seq, msdus: 1, payload: len(payload), body: uint16(h.Len)}
+	f := frame{buf: buf, seq: seq, msdus: 1, payload: len(payload), body: uint16(wlan.HeaderLen(h.FC)), da: da, sa: sa}
 	f.lens[0] = uint16(wlan.MSDUHeaderLen + len(payload))
 	if st.key != radio.NoKey {
 		f.body += ccmp.HeaderLen
-	}
-	if s.cfg.Station {
-		f.da, f.sa = sa, s.cfg.Own
-	} else {
-		f.da, f.sa = st.addr, sa
 	}
 	q.ring[(q.head+q.n)%ringLen] = f
 	q.n++
@@ -416,9 +435,9 @@ func (s *Scheduler) fitsAMSDU(st *Station, tail *frame, msdu int) bool {
 
 // pack appends an MSDU to the tail frame as an A-MSDU subframe, turning
 // a plain MSDU frame into an A-MSDU first: A-MSDU Present set, Address
-// 3 the BSSID (802.11-2016 Table 9-26), the first MSDU re-framed as a
-// subframe with its DA and SA.
-func (s *Scheduler) pack(st *Station, f *frame, sa wlan.MAC, etherType uint16, payload []byte) {
+// 3 (and 4) the BSSID (802.11-2016 Table 9-26), the first MSDU
+// re-framed as a subframe with its DA and SA.
+func (s *Scheduler) pack(st *Station, f *frame, da, sa wlan.MAC, etherType uint16, payload []byte) {
 	mic := 0
 	if st.key != radio.NoKey {
 		mic = ccmp.MICLen
@@ -438,14 +457,13 @@ func (s *Scheduler) pack(st *Station, f *frame, sa wlan.MAC, etherType uint16, p
 			bssid = st.addr
 		}
 		copy(buf[16:22], bssid[:])
+		if st.fourAddr {
+			copy(buf[24:30], bssid[:])
+		}
 		buf = wlan.AppendAMSDUSubframe(buf, start, f.da, f.sa, s.scratch)
 	}
-	da, src := st.addr, sa
-	if s.cfg.Station {
-		da, src = sa, s.cfg.Own
-	}
 	s.scratch = wlan.AppendMSDU(s.scratch[:0], etherType, payload)
-	buf = wlan.AppendAMSDUSubframe(buf, start, da, src, s.scratch)
+	buf = wlan.AppendAMSDUSubframe(buf, start, da, sa, s.scratch)
 	if mic != 0 {
 		var m [ccmp.MICLen]byte
 		buf = append(buf, m[:]...)
