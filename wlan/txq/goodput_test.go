@@ -194,7 +194,7 @@ func runGoodputCfg(t testing.TB, o goodputOpts) goodputResult {
 		sk := &sink{addr: addr, seen: make([]uint64, int(total)/64+1)}
 		r.Start(sk)
 		sinks = append(sinks, sk)
-		st, err := s.AddStation(StationConfig{Addr: addr, Caps: htCaps, Key: key})
+		st, err := s.AddStation(StationConfig{BAWindow: 64, Addr: addr, Caps: htCaps, Key: key})
 		if err != nil {
 			t.Fatal(err)
 		}

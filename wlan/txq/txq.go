@@ -9,9 +9,12 @@
 //   - rate control per peer is ath/rate/sample: Pick gives the retry
 //     schedule and the largest A-MPDU (its size bin, 4 ms at the rate,
 //     the peer's maximum); Complete gets the radio's TxStatus;
+//   - A-MPDUs go only under a Block Ack agreement (the MAC layer runs
+//     wlan/ba and sets the negotiated window with SetBAWindow); without
+//     one, frames go one at a time;
 //   - the aggregate takes the oldest unacknowledged frames of the TID
-//     within the BlockAck window (64 sequence numbers from the oldest
-//     outstanding one, 802.11-2016 10.24.7), sized by ath/agg.Form with
+//     within the BlockAck window (up to 64 sequence numbers from the
+//     oldest outstanding one, 802.11-2016 10.24.7), sized by ath/agg.Form with
 //     the peer's MPDU density, and rate.Table.FitSchedule drops retry
 //     series that could not carry it within 4 ms;
 //   - subframes the BlockAck does not acknowledge stay in the window and
@@ -89,6 +92,7 @@ var (
 	ErrTID      = errors.New("txq: TID out of range")
 	ErrStation  = errors.New("txq: station removed")
 	ErrAddr     = errors.New("txq: DA/SA not expressible without 4-address mode")
+	ErrWindow   = errors.New("txq: Block Ack window outside 0..64")
 )
 
 // Config sets up a scheduler.
@@ -154,6 +158,7 @@ type tidQueue struct {
 	nextSeq  uint16
 	ring     [ringLen]frame
 	head, n  int
+	window   int // Block Ack window, 0 without an agreement
 	inflight bool
 	needBAR  bool
 	isBAR    bool
@@ -172,6 +177,7 @@ type Station struct {
 	addr     wlan.MAC
 	key      int
 	fourAddr bool
+	baWindow int
 	table    *rate.Table
 	node     *sample.Node
 	tids     [numTIDs]*tidQueue
@@ -255,6 +261,10 @@ type StationConfig struct {
 	// FourAddr: the peer is in 4-address (WDS) mode, bridging a LAN:
 	// frames carry DA and SA in Address 3 and 4 (802.11-2016 Table 9-26).
 	FourAddr bool
+	// BAWindow is every TID's Block Ack window to start with (0: no
+	// agreement, no A-MPDU); SetBAWindow changes it per TID as
+	// agreements come and go.
+	BAWindow int
 }
 
 // AddStation adds a peer.
@@ -267,7 +277,10 @@ func (s *Scheduler) AddStation(cfg StationConfig) (*Station, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &Station{s: s, addr: cfg.Addr, key: cfg.Key, fourAddr: cfg.FourAddr, table: t, node: n}
+	if cfg.BAWindow < 0 || cfg.BAWindow > Window {
+		return nil, ErrWindow
+	}
+	st := &Station{s: s, addr: cfg.Addr, key: cfg.Key, fourAddr: cfg.FourAddr, baWindow: cfg.BAWindow, table: t, node: n}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stations = append(s.stations, st)
@@ -349,10 +362,7 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, da, sa wlan.MAC, etherType u
 	}
 	q := st.tids[tid]
 	if q == nil {
-		q = &tidQueue{st: st, tid: tid}
-		q.req.Cookie = q
-		q.req.Done = s.done
-		st.tids[tid] = q
+		q = s.newTID(st, tid)
 	}
 	if s.cfg.AMSDU && q.n > 0 {
 		if tail := &q.ring[(q.head+q.n-1)%ringLen]; s.fitsAMSDU(st, tail, wlan.MSDUHeaderLen+len(payload)) {
@@ -408,6 +418,37 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, da, sa wlan.MAC, etherType u
 	q.n++
 	st.stats.Enqueued++
 	s.kick()
+	return nil
+}
+
+func (s *Scheduler) newTID(st *Station, tid uint8) *tidQueue {
+	q := &tidQueue{st: st, tid: tid, window: st.baWindow}
+	q.req.Cookie = q
+	q.req.Done = s.done
+	st.tids[tid] = q
+	return q
+}
+
+// SetBAWindow sets the Block Ack window of st's tid: the buffer size of
+// the agreement wlan/ba negotiated (1..64), or 0 when there is none:
+// then frames go one at a time with a normal ACK and no BlockAckReq.
+func (s *Scheduler) SetBAWindow(st *Station, tid uint8, n int) error {
+	if tid >= numTIDs {
+		return ErrTID
+	}
+	if n < 0 || n > Window {
+		return ErrWindow
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := st.tids[tid]
+	if q == nil {
+		q = s.newTID(st, tid)
+	}
+	q.window = n
+	if !q.inflight {
+		s.send(q)
+	}
 	return nil
 }
 
@@ -504,10 +545,14 @@ func (s *Scheduler) send(q *tidQueue) {
 		s.sendBAR(q)
 		return
 	}
-	// Candidates: unacknowledged frames within the window, in order.
+	// Candidates: unacknowledged frames within the window, in order;
+	// without an agreement, the oldest alone.
 	lim := q.n
-	if lim > Window {
-		lim = Window
+	if w := q.window; lim > w {
+		lim = w
+		if w == 0 {
+			lim = 1
+		}
 	}
 	k := 0
 	queued := 0
@@ -534,7 +579,7 @@ func (s *Scheduler) send(q *tidQueue) {
 	n, psdu := 1, q.lens[0]
 	if t.HT && d.MaxBytes > 0 && k > 1 {
 		r0 := t.Rate(int(d.Series[0].Rix))
-		lim := agg.Limits{MaxBytes: d.MaxBytes, MaxFrames: Window,
+		lim := agg.Limits{MaxBytes: d.MaxBytes, MaxFrames: q.window,
 			MinSpacing: agg.SpacingBytes(r0, t.Density)}
 		var err error
 		n, psdu, err = agg.Form(q.lens[:k], lim)
@@ -685,7 +730,7 @@ func (s *Scheduler) done(req *radio.TxRequest, ts *radio.TxStatus) {
 	// Slide the window past the done frames at its start.
 	for q.n > 0 && q.ring[q.head].done {
 		f := &q.ring[q.head]
-		if f.dropped {
+		if f.dropped && q.window > 0 {
 			q.needBAR = true
 		}
 		s.free = append(s.free, f.buf[:0])

@@ -87,7 +87,7 @@ func newSched(t testing.TB, retries int) (*Scheduler, *fakeRadio, *Station, *clo
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := s.AddStation(StationConfig{Addr: staMAC, Caps: htCaps, Key: radio.NoKey})
+	st, err := s.AddStation(StationConfig{BAWindow: 64, Addr: staMAC, Caps: htCaps, Key: radio.NoKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestProtectedFrames(t *testing.T) {
 	fr := &fakeRadio{}
 	c := &clock{}
 	s, _ := New(Config{Radio: fr, Own: apMAC, Caps: htCaps, Now: c.now})
-	st, _ := s.AddStation(StationConfig{Addr: staMAC, Caps: htCaps, Key: 7})
+	st, _ := s.AddStation(StationConfig{BAWindow: 64, Addr: staMAC, Caps: htCaps, Key: 7})
 	s.Enqueue(st, 0, st.Addr(), lanSA, 0x0800, []byte("payload"))
 	r := fr.reqs[0]
 	m := r.MPDUs[0]
@@ -320,7 +320,7 @@ func TestAMSDUPacking(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, _ := s.AddStation(StationConfig{Addr: staMAC, Caps: htCaps, Key: key})
+		st, _ := s.AddStation(StationConfig{BAWindow: 64, Addr: staMAC, Caps: htCaps, Key: key})
 		sizes := []int{100, 200, 1500, 1500, 1500, 1500}
 		for i, n := range sizes {
 			p := make([]byte, n)
@@ -386,7 +386,7 @@ func TestAMSDUWithinTXOP(t *testing.T) {
 	s, _ := New(Config{Radio: fr, Own: apMAC, Caps: htCaps, Now: c.now, AMSDU: true, TXOPLimitUs: 500})
 	mcs0 := htCaps
 	mcs0.MCS = 1
-	st, _ := s.AddStation(StationConfig{Addr: staMAC, Caps: mcs0, Key: radio.NoKey})
+	st, _ := s.AddStation(StationConfig{BAWindow: 64, Addr: staMAC, Caps: mcs0, Key: radio.NoKey})
 	for _, n := range []int{1500, 1500, 100, 100} {
 		s.Enqueue(st, 0, st.Addr(), lanSA, 0x0800, make([]byte, n))
 	}
@@ -399,7 +399,7 @@ func TestZeroAllocsAMSDU(t *testing.T) {
 	fr := &fakeRadio{reqs: make([]*radio.TxRequest, 0, 64)}
 	c := &clock{}
 	s, _ := New(Config{Radio: fr, Own: apMAC, Caps: htCaps, Now: c.now, AMSDU: true, SoftRetries: 2, Buffers: 600})
-	st, _ := s.AddStation(StationConfig{Addr: staMAC, Caps: htCaps, Key: 4})
+	st, _ := s.AddStation(StationConfig{BAWindow: 64, Addr: staMAC, Caps: htCaps, Key: 4})
 	p := make([]byte, 300)
 	k := 0
 	allocs := testing.AllocsPerRun(200, func() {
@@ -424,7 +424,7 @@ func TestAddressModes(t *testing.T) {
 	fr := &fakeRadio{}
 	c := &clock{}
 	s, _ := New(Config{Radio: fr, Own: apMAC, Caps: htCaps, Now: c.now, AMSDU: true})
-	wds, _ := s.AddStation(StationConfig{Addr: staMAC, Caps: htCaps, Key: radio.NoKey, FourAddr: true})
+	wds, _ := s.AddStation(StationConfig{BAWindow: 64, Addr: staMAC, Caps: htCaps, Key: radio.NoKey, FourAddr: true})
 	if err := s.Enqueue(wds, 0, lanDA, lanSA, 0x0800, []byte("wds")); err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +454,7 @@ func TestAddressModes(t *testing.T) {
 	fr.complete(func(uint16) bool { return true })
 
 	// A 3-address station of this AP: DA must be the station.
-	plain, _ := s.AddStation(StationConfig{Addr: wlan.MAC{2, 5, 0, 0, 0, 2}, Caps: htCaps, Key: radio.NoKey})
+	plain, _ := s.AddStation(StationConfig{BAWindow: 64, Addr: wlan.MAC{2, 5, 0, 0, 0, 2}, Caps: htCaps, Key: radio.NoKey})
 	if err := s.Enqueue(plain, 0, lanDA, lanSA, 0x0800, nil); err != ErrAddr {
 		t.Fatal(err)
 	}
@@ -463,7 +463,7 @@ func TestAddressModes(t *testing.T) {
 	// be the station itself.
 	fs := &fakeRadio{}
 	ss, _ := New(Config{Radio: fs, Own: staMAC, Station: true, Caps: htCaps, Now: c.now})
-	toAP, _ := ss.AddStation(StationConfig{Addr: apMAC, Caps: htCaps, Key: radio.NoKey})
+	toAP, _ := ss.AddStation(StationConfig{BAWindow: 64, Addr: apMAC, Caps: htCaps, Key: radio.NoKey})
 	if err := ss.Enqueue(toAP, 0, lanDA, staMAC, 0x0800, []byte("up")); err != nil {
 		t.Fatal(err)
 	}
@@ -473,5 +473,46 @@ func TestAddressModes(t *testing.T) {
 	}
 	if err := ss.Enqueue(toAP, 0, lanDA, lanSA, 0x0800, nil); err != ErrAddr {
 		t.Fatal(err)
+	}
+}
+
+// A-MPDUs only under an agreement, never wider than its window.
+func TestBAWindow(t *testing.T) {
+	fr := &fakeRadio{full: true}
+	c := &clock{}
+	s, _ := New(Config{Radio: fr, Own: apMAC, Caps: htCaps, Now: c.now, SoftRetries: 1})
+	st, err := s.AddStation(StationConfig{Addr: staMAC, Caps: htCaps, Key: radio.NoKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enqueueN(t, s, st, 40, 200)
+	fr.full = false
+	s.Kick()
+	// No agreement: one at a time; a frame lost twice is dropped, no BAR.
+	for i := 0; i < 3; i++ {
+		if n := len(fr.reqs[0].MPDUs); n != 1 {
+			t.Fatalf("without an agreement: %d MPDUs", n)
+		}
+		fr.complete(func(seq uint16) bool { return seq != 0 })
+	}
+	if st := s.Stats(st); st.Dropped != 1 || st.BARs != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if err := s.SetBAWindow(st, 0, 65); err != ErrWindow {
+		t.Fatal(err)
+	}
+	s.SetBAWindow(st, 0, 8)
+	fr.complete(func(uint16) bool { return true }) // the single in flight
+	seqs, _ := fr.complete(func(seq uint16) bool { return seq%2 == 0 })
+	if len(seqs) != 8 {
+		t.Fatalf("window 8: %d MPDUs", len(seqs))
+	}
+	// Holes at odd numbers: the next aggregate stays within 8 of the
+	// oldest outstanding.
+	seqs, _ = fr.complete(func(uint16) bool { return true })
+	for _, q := range seqs {
+		if wlan.SeqSub(q, seqs[0]) >= 8 {
+			t.Fatalf("seq %d beyond the window from %d", q, seqs[0])
+		}
 	}
 }
