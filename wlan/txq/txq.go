@@ -68,6 +68,9 @@ const (
 	DefaultBuffers = 2048
 	// barRateKbps: BlockAckReqs go at the lowest OFDM rate.
 	barRateKbps = 6000
+	// maxBARTries is how often a BlockAckReq is sent before the scheduler
+	// gives up on it and leaves the recipient to its reorder timeout.
+	maxBARTries = 8
 	// numTIDs: the eight user priorities (802.11-2016 10.2.4.2).
 	numTIDs = 8
 	// MaxAMSDUSubframes bounds the MSDUs packed into one A-MSDU.
@@ -161,6 +164,7 @@ type tidQueue struct {
 	window   int // Block Ack window, 0 without an agreement
 	inflight bool
 	needBAR  bool
+	barTries int
 	isBAR    bool
 	req      radio.TxRequest
 	mpdus    [Window][]byte
@@ -194,6 +198,7 @@ type Stats struct {
 	Retries     uint64 // MPDU retransmissions in software
 	Dropped     uint64 // MPDUs dropped after SoftRetries
 	BARs        uint64
+	BARFailed   uint64 // BlockAckReqs given up on after maxBARTries
 	Exchanges   uint64 // PPDUs handed to the radio (aggregate or single)
 	Subframes   uint64
 	HWRetries   uint64 // radio tries beyond the first
@@ -545,6 +550,7 @@ func (s *Scheduler) send(q *tidQueue) {
 		s.sendBAR(q)
 		return
 	}
+	q.barTries = 0
 	// Candidates: unacknowledged frames within the window, in order;
 	// without an agreement, the oldest alone.
 	lim := q.n
@@ -677,7 +683,11 @@ func (s *Scheduler) done(req *radio.TxRequest, ts *radio.TxStatus) {
 	}
 	if q.isBAR {
 		if ts.Err != nil || !ts.Acked {
-			q.needBAR = true
+			q.barTries++
+			q.needBAR = q.barTries < maxBARTries
+			if !q.needBAR {
+				st.stats.BARFailed++
+			}
 		}
 		s.kick()
 		return

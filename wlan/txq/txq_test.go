@@ -516,3 +516,29 @@ func TestBAWindow(t *testing.T) {
 		}
 	}
 }
+
+// A BlockAckReq nobody acknowledges is given up after maxBARTries; data
+// flows again.
+func TestBARGivesUp(t *testing.T) {
+	s, fr, st, _ := newSched(t, 1)
+	enqueueN(t, s, st, 3, 100)
+	// Seq 0 fails twice: dropped, the BAR follows.
+	for i := 0; i < 10 && s.Stats(st).BARs == 0; i++ {
+		fr.complete(func(seq uint16) bool { return seq != 0 })
+	}
+	enqueueN(t, s, st, 1, 100)
+	for i := 0; i < maxBARTries; i++ {
+		if k := wlan.FrameControl(binary.LittleEndian.Uint16(fr.reqs[0].MPDUs[0])).Kind(); k != wlan.KindBlockAckReq {
+			t.Fatalf("try %d: %v", i, k)
+		}
+		r := fr.reqs[0]
+		fr.reqs = fr.reqs[1:]
+		r.Done(r, &radio.TxStatus{LongTries: 4})
+	}
+	if k := wlan.FrameControl(binary.LittleEndian.Uint16(fr.reqs[0].MPDUs[0])).Kind(); k != wlan.KindQoSData {
+		t.Fatalf("after giving up: %v", k)
+	}
+	if s := s.Stats(st); s.BARFailed != 1 || s.BARs != maxBARTries {
+		t.Fatalf("%+v", s)
+	}
+}
