@@ -117,6 +117,7 @@ type goodputResult struct {
 	dups               uint64
 	view               string
 	decryptErrs, plain uint64
+	beacons            uint64
 }
 
 // runGoodput drives k close stations with saturated 1500-byte downlink
@@ -148,6 +149,13 @@ func runGoodputCfg(t testing.TB, o goodputOpts) goodputResult {
 		t.Fatal(err)
 	}
 	ap.Start(&sink{})
+	// The AP beacons every 100 TU (a 100-byte beacon at 6 Mb/s): air
+	// the bound does not count.
+	beacon := wlan.AppendMgmtHeader(nil, wlan.KindBeacon, 0, wlan.Broadcast, apMAC, apMAC, 0)
+	beacon = append(beacon, make([]byte, 100-len(beacon))...)
+	if err := ap.SetBeacon(beacon, 100); err != nil {
+		t.Fatal(err)
+	}
 	now := func() time.Duration { return m.Now().Sub(start) }
 	s, err := New(Config{Radio: ap, Own: apMAC, Caps: htCaps, Now: now, Buffers: 512 * k, AMSDU: amsdu})
 	if err != nil {
@@ -234,6 +242,7 @@ func runGoodputCfg(t testing.TB, o goodputOpts) goodputResult {
 		res.stats = append(res.stats, s.Stats(stas[i]))
 	}
 	res.mbps = float64(after-before) * 8 / dur.Seconds() / 1e6
+	res.beacons = ap.Stats().Beacons
 	over := 0
 	if o.crypto {
 		over = ccmp.Overhead
@@ -253,7 +262,7 @@ func runGoodputCfg(t testing.TB, o goodputOpts) goodputResult {
 }
 
 func (r goodputResult) String() string {
-	s := fmt.Sprintf("goodput %.1f Mb/s, airtime bound %.1f Mb/s, ratio %.3f", r.mbps, r.bound, r.ratio)
+	s := fmt.Sprintf("goodput %.2f Mb/s, airtime bound %.2f Mb/s, ratio %.4f (%d beacons)", r.mbps, r.bound, r.ratio, r.beacons)
 	for i, st := range r.stats {
 		s += fmt.Sprintf("\n  sta %d: exchanges %d subframes %d (%.1f/aggregate) retries %d dropped %d hist %v",
 			i, st.Exchanges, st.Subframes, float64(st.Subframes)/float64(st.Exchanges), st.Retries, st.Dropped, st.AggHist)
