@@ -204,13 +204,17 @@ func TestSteadyStateAllocs(t *testing.T) {
 	one := &radio.TxRequest{MPDUs: mpdus[:1], Key: radio.NoKey, Done: req.Done}
 	one.Series = req.Series
 	round := func() {
-		rs[0].Transmit(req)
-		rs[0].Transmit(one)
+		if rs[0].Transmit(req) != nil || rs[0].Transmit(one) != nil {
+			t.Fatal("refused")
+		}
 		m.advance(m.us + 20000)
 	}
 	round()
 	if n := testing.AllocsPerRun(50, round); n != 0 {
 		t.Fatalf("%.1f allocations per round", n)
+	}
+	if s := rs[0].Stats(); s.TxAcked < 2*51 || s.TxFailed != 0 || rs[1].Stats().BlockAcks == 0 {
+		t.Fatalf("exchanges: %+v", s)
 	}
 }
 
@@ -255,8 +259,9 @@ func FuzzReceivePath(f *testing.F) {
 
 func BenchmarkAggregateExchange(b *testing.B) {
 	m, _ := New(Config{Seed: 1})
-	a, _ := m.NewRadio(RadioConfig{Addr: macA})
-	r, _ := m.NewRadio(RadioConfig{Addr: macB})
+	ht40 := radio.Channel{Number: 36, Band5G: true, Width40: true, Above: true}
+	a, _ := m.NewRadio(RadioConfig{Addr: macA, Channel: ht40})
+	r, _ := m.NewRadio(RadioConfig{Addr: macB, Channel: ht40})
 	a.Start(nopRx{})
 	r.Start(nopRx{})
 	var mpdus [][]byte
@@ -268,7 +273,13 @@ func BenchmarkAggregateExchange(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(32 * 1500)
 	for i := 0; i < b.N; i++ {
-		a.Transmit(req)
+		if err := a.Transmit(req); err != nil {
+			b.Fatal(err)
+		}
 		m.advance(m.us + 5000)
+	}
+	b.StopTimer()
+	if s := a.Stats(); s.TxAcked != uint64(b.N) {
+		b.Fatalf("%d of %d acknowledged", s.TxAcked, b.N)
 	}
 }
