@@ -18,6 +18,7 @@ import (
 	"github.com/gowrt/gowrt/internal/testrouter"
 	"github.com/gowrt/gowrt/internal/wantest"
 	"github.com/gowrt/gowrt/net/router"
+	"github.com/gowrt/gowrt/usbnet/axge"
 )
 
 // TestTwinUSB runs the router on the twins of a board with one EHCI
@@ -115,10 +116,16 @@ func twinUSB(t *testing.T, b *boardfile.Board, n int) {
 	if !al.IsValid() || au == al {
 		t.Fatalf("leases %q and %q", lu, ll)
 	}
-	mbps := iperf(t, cl, cu, al.String())
+	up := iperf(t, cl, cu, al.String())
+	down := iperf(t, cu, cl, au.String())
 	chip := tw.AX88179().Stats()
-	t.Logf("%s: through the AX88179 model: ping router rtt min/avg/max/mdev %s; iperf3 USB host → LAN %s host %.1f Mbit/s; chip rx %d frames (%d FIFO drops) in %d bulk-in transfers, tx %d (%d padded, %d wedges)",
-		b.Name, rtt, lanJack, mbps, chip.RxFrames, chip.RxFIFODrops, chip.BulkInXfers, chip.TxFrames, chip.TxPadded, chip.TxWedges)
+	t.Logf("%s: through the AX88179 model: ping router rtt min/avg/max/mdev %s; iperf3 TCP USB host → LAN %s host %.1f Mbit/s, back %.1f Mbit/s; chip rx %d frames (%d FIFO drops) in %d bulk-in transfers, tx %d (%d padded, %d wedges)",
+		b.Name, rtt, lanJack, up, down, chip.RxFrames, chip.RxFIFODrops, chip.BulkInXfers, chip.TxFrames, chip.TxPadded, chip.TxWedges)
+	if ax, ok := usbPort.NIC.(*axge.Port); ok {
+		st := &ax.NIC.Stats
+		t.Logf("%s NIC: rx %d, tx %d frames; %d refused TxFull, %d TX transfer errors, %d RX transfer errors",
+			ax.Name, st.RxFrames.Load(), st.TxFrames.Load(), st.TxFull.Load(), st.TxXferErrors.Load(), st.RxXferErrors.Load())
+	}
 	if chip.TxWedges != 0 || chip.TxBadHeaders != 0 {
 		t.Errorf("AX88179 model: %d TX wedges, %d bad headers", chip.TxWedges, chip.TxBadHeaders)
 	}
@@ -157,8 +164,8 @@ func names(ps []board.Port) []string {
 	return n
 }
 
-// iperf runs an iperf3 TCP transfer from client to server's address and
-// returns the receiver's rate in Mbit/s.
+// iperf runs a 3 s iperf3 TCP transfer from client to server's address
+// and returns the receiver's rate in Mbit/s.
 func iperf(t *testing.T, server, client *wantest.Client, addr string) float64 {
 	t.Helper()
 	done := make(chan string, 1)
