@@ -156,14 +156,6 @@ func twinUSB(t *testing.T, b *boardfile.Board, n int) {
 	t.Logf("%s: done in %v", b.Name, time.Since(start).Round(time.Millisecond))
 }
 
-func names(ps []board.Port) []string {
-	var n []string
-	for _, p := range ps {
-		n = append(n, p.Name)
-	}
-	return n
-}
-
 // iperf runs a 3 s iperf3 TCP transfer from client to server's address
 // and returns the receiver's rate in Mbit/s.
 func iperf(t *testing.T, server, client *wantest.Client, addr string) float64 {
