@@ -243,3 +243,35 @@ func TestStartWithoutUSB(t *testing.T) {
 		t.Fatalf("EHCI 1 on an AR9331: %v", err)
 	}
 }
+
+// TestLateAttach: a function plugged in after boot is attached (and
+// heard by OnAttach) but gets no router port; the boot-time list stays.
+func TestLateAttach(t *testing.T) {
+	b := boardfile.Carambola2
+	m := newModels(t, b, 3)
+	got := make(chan string, 1)
+	u, err := Start(b, m, Config{Debounce: time.Millisecond, Log: t.Logf, OnAttach: func(n string) { got <- n }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = u.Close() })
+	if len(u.Ports) != 0 {
+		t.Fatalf("ports at boot with nothing plugged in: %+v", u.Ports)
+	}
+	start := time.Now()
+	c := axgesim.New(axgesim.Config{MAC: [6]byte{0x02, 0xa8, 0x81, 0x79, 0, 7},
+		Link: axgesim.Media{Up: true, SpeedMbps: 100, FullDuplex: true},
+		Now:  func() time.Duration { return time.Since(start) }})
+	m.hcs[b.USB[0].Unit].Attach(b.USB[0].Port, c.Function())
+	select {
+	case n := <-got:
+		if !strings.HasPrefix(n, "axge") {
+			t.Errorf("attached %q", n)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no attach after plugging in")
+	}
+	if u.Late() != 1 || len(u.Ports) != 0 {
+		t.Errorf("late %d, ports %+v", u.Late(), u.Ports)
+	}
+}
