@@ -178,7 +178,9 @@ func (t *Twin) build() error {
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
-	t.sys = hwsim.New(hwsim.Config{Seed: seed, BigEndianCPU: true})
+	// The USB stack fills mapped buffers outside the System lock, so
+	// spontaneous eviction would be a data race (hwsim.Config.NoEviction).
+	t.sys = hwsim.New(hwsim.Config{Seed: seed, BigEndianCPU: true, NoEviction: t.cfg.USB != ""})
 	t.sys.OnMisuse(func(m hwsim.Misuse) {
 		t.misuses.Add(1)
 		t.logf("HARDWARE MISUSE (seed %d): %v", seed, m)
