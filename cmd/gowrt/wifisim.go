@@ -52,7 +52,7 @@ var (
 )
 
 func simStationMAC(i int) wlan.MAC { return wlan.MAC{0x02, 0x67, 0x77, 0x5a, 0, byte(i + 1)} }
-func simStationIP(i int) [4]byte  { return [4]byte{192, 168, 1, byte(100 + i)} }
+func simStationIP(i int) [4]byte   { return [4]byte{192, 168, 1, byte(100 + i)} }
 
 // maxSimStations bounds -stations (an address byte each, and the AP's
 // default station table).
