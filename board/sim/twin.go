@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sync"
@@ -46,6 +47,11 @@ type TwinConfig struct {
 	FlashImage []byte
 	// Log receives model misuse reports (default: stderr).
 	Log func(format string, a ...any)
+	// Stations are simulated Wi-Fi clients on the medium of a board
+	// with a WMAC radio (twin_wifi.go).
+	Stations []TwinStation
+	// WifiCapture, if set, receives the medium's radiotap pcap.
+	WifiCapture io.Writer
 }
 
 // defaultBase is a locally administered address (bit 1 of the first byte).
@@ -90,6 +96,8 @@ type Twin struct {
 	flashErr  error
 
 	misuses atomic.Uint64
+
+	wifi *twinWifi // nil without a WMAC radio
 
 	once  sync.Once
 	wired *wire.Wired
@@ -199,6 +207,9 @@ func (t *Twin) build() error {
 	t.disp.OnError = func(line int, err error) { t.logf("interrupt line %d: %v", line, err) }
 	t.wg.Add(1)
 	go t.clock()
+	if err := t.buildWifi(seed); err != nil {
+		return err
+	}
 
 	for _, e := range b.Eth {
 		u := ar71xx.EthUnits[e.Unit]
@@ -358,6 +369,7 @@ func (t *Twin) Close() error {
 			_ = t.wired.Close()
 		}
 		close(t.stop)
+		t.closeWifi()
 		for _, j := range t.jacks {
 			if j.Dev != nil {
 				_ = j.Dev.Close()

@@ -107,9 +107,11 @@ func (h *hardware) Interrupt(u ar71xx.EthUnit, name string, handler func()) erro
 // Sleep implements wire.Hardware.
 func (h *hardware) Sleep(d time.Duration) { time.Sleep(d) }
 
-// WMAC implements wire.WMACHardware: the WMAC's register window.
-func (h *hardware) WMAC(u ar71xx.WMACUnit) (barrier.Space, error) {
-	return mmio("wmac", u.Base, u.Size)
+// WMAC implements wire.WMACHardware: the WMAC's register window and the
+// kernel's DMA memory.
+func (h *hardware) WMAC(u ar71xx.WMACUnit) (barrier.Space, busdma.Platform, error) {
+	r, err := mmio("wmac", u.Base, u.Size)
+	return r, h.dma, err
 }
 
 // WMACInterrupt implements wire.WMACHardware: the IP2 line (root

@@ -9,6 +9,7 @@ import (
 	"github.com/gowrt/gowrt/barrier"
 	"github.com/gowrt/gowrt/board"
 	"github.com/gowrt/gowrt/board/ar71xx/boardfile"
+	"github.com/gowrt/gowrt/busdma"
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/soc/ar71xx"
 	"github.com/gowrt/gowrt/wlan/radio"
@@ -31,8 +32,9 @@ import (
 // WMACHardware is what Radios needs from the platform beyond Hardware.
 type WMACHardware interface {
 	Hardware
-	// WMAC returns the WMAC's register window.
-	WMAC(u ar71xx.WMACUnit) (barrier.Space, error)
+	// WMAC returns the WMAC's register window and where its DMA memory
+	// comes from (on the hardware the platform's, DMA()).
+	WMAC(u ar71xx.WMACUnit) (barrier.Space, busdma.Platform, error)
 	// WMACInterrupt connects handler to the WMAC's interrupt: on the
 	// hardware the IP2 line, the handler run only for the WMAC's
 	// sources and after the DDR flush (ar71xx SoC.WMACHandler).
@@ -67,13 +69,13 @@ func Radios(b *boardfile.Board, hw WMACHardware, base gnet.MAC) ([]board.Radio, 
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %s: %v", ErrBoard, b.Name, r.Name, err)
 		}
-		regs, err := hw.WMAC(u)
+		regs, dma, err := hw.WMAC(u)
 		if err != nil {
 			return nil, fmt.Errorf("wire: %s: %w", r.Name, err)
 		}
 		name := "wmac" + r.Name[len("radio"):]
 		pw := power.New(name, ar9300.PowerRegs(regs))
-		d, err := ar9300.New(ar9300.Config{Name: name, Regs: regs, DMA: hw.DMA(), Power: pw, MAC: RadioMAC(base, i),
+		d, err := ar9300.New(ar9300.Config{Name: name, Regs: regs, DMA: dma, Power: pw, MAC: RadioMAC(base, i),
 			Delay: hw.Sleep})
 		if err != nil {
 			return nil, fmt.Errorf("wire: %s: %w", r.Name, err)
