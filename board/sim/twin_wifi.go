@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -44,7 +45,10 @@ type TwinStation struct {
 	// TAP is the Ethernet side's TAP device ("" : none, the station
 	// only associates).
 	TAP string
-	// MAC is the station's address; zero picks 02:67:77:57:00:N.
+	// MAC is the station's address; zero takes the TAP device's Linux
+	// side address (so Linux's frames need no rewriting: a station
+	// that is not in 4-address mode carries its own address only), or
+	// 02:67:77:57:00:N without a TAP.
 	MAC              gnet.MAC
 	SSID, Passphrase string // no passphrase: an open network
 }
@@ -100,6 +104,7 @@ func (t *Twin) buildWifi(seed uint64) error {
 		return nil
 	}
 	w := &twinWifi{}
+	t.wifi = w // from here on, Close closes what was opened
 	epoch := time.Now()
 	var err error
 	// 2.4 GHz: the WMACs of the described boards are their 2.4 GHz radios.
@@ -117,9 +122,24 @@ func (t *Twin) buildWifi(seed uint64) error {
 	w.region = w.model.Map("wmac")
 	w.model.SetAir(w.m.Attach(wmacDevice{w}))
 	for i, sc := range t.cfg.Stations {
+		ws := &WifiStation{}
+		var err error
+		if sc.TAP != "" {
+			if ws.Dev, err = tap.Open(sc.TAP); err != nil {
+				return fmt.Errorf("sim: station %d: %w", i+1, err)
+			}
+			w.stations = append(w.stations, ws) // closed with the twin from here on
+		}
 		mac := sc.MAC
 		if mac == (gnet.MAC{}) {
 			mac = gnet.MAC{0x02, 0x67, 0x77, 0x57, 0, byte(i + 1)}
+			if ws.Dev != nil {
+				ifc, err := net.InterfaceByName(ws.Dev.Name())
+				if err != nil || len(ifc.HardwareAddr) != 6 {
+					return fmt.Errorf("sim: station %d: the address of %s: %v", i+1, sc.TAP, err)
+				}
+				mac = gnet.MAC(ifc.HardwareAddr)
+			}
 		}
 		s, err := sta.New(sta.Config{Addr: wlan.MAC(mac), SSID: sc.SSID, Passphrase: sc.Passphrase, Open: sc.Passphrase == ""})
 		if err != nil {
@@ -130,22 +150,19 @@ func (t *Twin) buildWifi(seed uint64) error {
 			return err
 		}
 		w.m.AddTicker(s)
-		ws := &WifiStation{Station: s, Radio: r}
-		if sc.TAP != "" {
-			if ws.Dev, err = tap.Open(sc.TAP); err != nil {
-				return fmt.Errorf("sim: station %d: %w", i+1, err)
-			}
+		ws.Station, ws.Radio = s, r
+		if ws.Dev != nil {
 			ws.nic = tap.NewNIC(ws.Dev, mac)
 			if err := cable(ws.nic, s.NIC()); err != nil {
 				return fmt.Errorf("sim: station %d: %w", i+1, err)
 			}
+		} else {
+			w.stations = append(w.stations, ws)
 		}
 		if err := s.Start(r, w.m.Now()); err != nil {
 			return fmt.Errorf("sim: station %d: %w", i+1, err)
 		}
-		w.stations = append(w.stations, ws)
 	}
-	t.wifi = w
 	t.wg.Add(1)
 	go t.runAir()
 	return nil
@@ -285,4 +302,3 @@ type flatFrame []byte
 func (f flatFrame) Segments() [][]byte { return [][]byte{f} }
 func (f flatFrame) Len() int           { return len(f) }
 func (f flatFrame) Release()           {}
-
