@@ -251,7 +251,7 @@ func (f *Firmware) startRouter() error {
 	}
 	f.Router = r
 	f.applied = snap
-	f.wifiStart()
+	f.wifiStart(snap)
 	return nil
 }
 

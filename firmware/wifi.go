@@ -164,14 +164,11 @@ func (f *Firmware) startWireless(snap *cfg.Snapshot) ([]router.Port, error) {
 }
 
 // wifiStart starts the enabled APs (after the router started their
-// ports).
-func (f *Firmware) wifiStart() {
-	f.wifiMu.Lock()
-	defer f.wifiMu.Unlock()
-	for _, w := range f.wifi {
-		if w.set.enabled {
-			f.wifiUp(w, time.Now())
-		}
+// ports) with the configuration the router runs (the defaults, if the
+// stored one failed).
+func (f *Firmware) wifiStart(snap *cfg.Snapshot) {
+	if err := f.applyWireless(snap); err != nil {
+		f.log.Error(err.Error())
 	}
 }
 
@@ -216,15 +213,20 @@ func (f *Firmware) applyWireless(snap *cfg.Snapshot) error {
 			continue
 		}
 		if st.enabled {
-			// Checked before anything stops: a configuration the AP
-			// refuses leaves the running one alone.
-			if _, err := ap.New(st.apConfig(w.radio.Radio.Address())); err != nil {
-				errs = append(errs, fmt.Errorf("wireless.%s: %w", w.radio.Name, err))
-				continue
+			// A new configuration is checked before anything stops: one
+			// the AP refuses leaves the running one alone. (The AP
+			// derives the PSK in New, 4096 PBKDF2 rounds: not twice
+			// for the settings it was built with.)
+			if st != w.set {
+				if _, err := ap.New(st.apConfig(w.radio.Radio.Address())); err != nil {
+					errs = append(errs, fmt.Errorf("wireless.%s: %w", w.radio.Name, err))
+					continue
+				}
 			}
-			if !w.started {
-				// The placeholder configuration becomes the real one
-				// without a radio to restart on.
+			if !w.started && st != w.set {
+				// The AP was built with other settings (a placeholder,
+				// or a configuration since changed): it takes the new
+				// ones without a radio to restart on.
 				if err := w.ap.Reconfigure(st.apConfig(w.radio.Radio.Address()), now); err != nil {
 					errs = append(errs, fmt.Errorf("wireless.%s: %w", w.radio.Name, err))
 					continue

@@ -187,3 +187,42 @@ func TestFirmwareWifi(t *testing.T) {
 		t.Errorf("%d beacons after disabling", more)
 	}
 }
+
+// TestFirmwareWifiAtBoot: a stored configuration with Wi-Fi enabled
+// (open, hidden SSID, CCMP placement irrelevant) starts the AP at boot,
+// with no commit; a station that names the SSID joins.
+func TestFirmwareWifiAtBoot(t *testing.T) {
+	m, err := medium.New(medium.Config{Start: time.Now(), Seed: 4, PHY: airtime.TwoGHz(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apRadio, err := m.NewRadio(medium.RadioConfig{Addr: apAddr, Channel: radio.Channel{Number: 11}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lan, _ := nictest.Pair(nictest.Config{MAC: gnet.MAC{2, 0x67, 0x77, 0, 0, 1}}, nictest.Config{MAC: gnet.MAC{2, 0x67, 0x77, 0, 0, 2}})
+	b := &wifiBoard{tapBoard: tapBoard{mem: &memStorage{items: map[string][]byte{}}, ports: []board.Port{{Name: "lan1", Role: board.LAN, NIC: lan}}},
+		radios: []board.Radio{{Name: "radio0", Radio: apRadio}}}
+	seedConfig(t, &b.tapBoard, map[string]string{"wireless.radio0.disabled": "0", "wireless.radio0.channel": "11",
+		"wireless.default_radio0.ssid": "fw-wifi", "wireless.default_radio0.hidden": "1"}, nil)
+	f, err := firmware.Start(context.Background(), firmware.Options{Board: b, Version: "test", Console: &wantest.SyncBuffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	s, err := sta.New(sta.Config{Addr: staA, SSID: "fw-wifi", Open: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr, err := m.NewRadio(medium.RadioConfig{Addr: staA, Channel: radio.Channel{Number: 11}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.AddTicker(s)
+	if err := s.Start(sr, m.Now()); err != nil {
+		t.Fatal(err)
+	}
+	stop := wlantest.RunRealtime(m, time.Millisecond)
+	defer stop()
+	waitFor(t, 10*time.Second, "the station authorized on the open, hidden network", func() bool { return s.State() == sta.Authorized })
+}
