@@ -18,6 +18,7 @@ import (
 
 	"github.com/gowrt/gowrt/flash"
 	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/wlan/radio"
 )
 
 // Role is what an Ethernet port is for in the default configuration.
@@ -52,6 +53,29 @@ type Board interface {
 	// Ports brings up the board's Ethernet hardware and returns its
 	// external ports, LAN ports first.
 	Ports() ([]Port, error)
+}
+
+// Radio is one 802.11 radio of the board, brought up and ready for the
+// MAC layer (wlan/ap) to Start: its driver behind the radio.Radio
+// contract. The board keeps the radio's chip awake from the radio's Start
+// to its Stop (a beaconing AP must not let its MAC network-sleep).
+type Radio struct {
+	// Name is the radio's name in the wireless configuration's
+	// wifi-device sections: "radio0", "radio1" … in the board's order.
+	Name string
+	// Band5G: the radio is a 5 GHz one (else 2.4 GHz).
+	Band5G bool
+	Radio  radio.Radio
+}
+
+// Wireless is implemented by boards with Wi-Fi radios (board/ar71xx: the
+// WMAC built into AR934x/QCA955x SoCs; the sim twin of such a board: the
+// WMAC's model on a simulated medium). Firmware asks for it with a type
+// assertion and runs an access point on each radio the configuration
+// enables, as a port of br-lan.
+type Wireless interface {
+	// Radios brings the board's radios up, once, and returns them.
+	Radios() ([]Radio, error)
 }
 
 // Store is one named item of a board's persistent storage, in the shape

@@ -117,6 +117,12 @@ type Firmware struct {
 
 	lastUptime, lastIdle uint64 // kernel counters at the last busy sample
 	lastBusy             float64
+
+	// wifi are the access points on the board's radios (wifi.go), fixed
+	// after Start; wifiMu serialises starting and reconfiguring them.
+	wifi      []*wifiAP
+	wifiPorts []router.Port
+	wifiMu    sync.Mutex
 }
 
 // Start builds the firmware from the board and its stored configuration
@@ -187,6 +193,7 @@ func Start(ctx context.Context, o Options) (*Firmware, error) {
 func (f *Firmware) Stop() error {
 	err := f.Sup.Stop(10 * time.Second)
 	f.cancel()
+	f.stopWireless()
 	if e := f.Router.Close(); err == nil {
 		err = e
 	}
@@ -229,6 +236,9 @@ func (f *Firmware) startRouter() error {
 	}
 	f.ports = ports
 	snap := f.Config.Snapshot()
+	if f.wifiPorts, err = f.startWireless(snap); err != nil {
+		return err
+	}
 	r, err := f.newRouter(snap)
 	if err != nil {
 		f.log.Error("router: the configured settings fail, starting with the defaults: " + err.Error())
@@ -241,6 +251,7 @@ func (f *Firmware) startRouter() error {
 	}
 	f.Router = r
 	f.applied = snap
+	f.wifiStart(snap)
 	return nil
 }
 
@@ -255,6 +266,7 @@ func (f *Firmware) newRouter(snap *cfg.Snapshot) (*router.Router, error) {
 			rc.LAN = append(rc.LAN, rp)
 		}
 	}
+	rc.LAN = append(rc.LAN, f.wifiPorts...)
 	if f.storage != nil {
 		rc.Storage = func(name string) (router.Store, error) { return f.storage.Store(name) }
 	}

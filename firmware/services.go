@@ -83,6 +83,11 @@ func (f *Firmware) startServices() error {
 	if err := f.Sup.Add(supervisor.Service{Name: svcApply, Restart: supervisor.Always, Run: f.runApply}); err != nil {
 		return err
 	}
+	if len(f.wifi) > 0 {
+		if err := f.Sup.Add(supervisor.Service{Name: svcWifi, Restart: supervisor.Always, Run: f.runWifi}); err != nil {
+			return err
+		}
+	}
 	if in := f.opts.ConsoleIn; in != nil {
 		// One session for every restart: it may have read input ahead.
 		// Off the device the console is a terminal in cooked mode, which
@@ -329,7 +334,11 @@ func (f *Firmware) apply(pkgs []string) {
 		live = append(live, "dropbear") // PasswordAuth is read at each login
 	}
 	if slices.Contains(pkgs, "wireless") {
-		reboot = append(reboot, "wireless (no radio driver yet: stored only)")
+		if err := f.applyWireless(snap); err != nil {
+			log.Error(err.Error())
+		} else {
+			live = append(live, "wireless")
+		}
 	}
 	// What applies at the next boot stays pending: keep the old values
 	// for those parts so a later commit still reports them.

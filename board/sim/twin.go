@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sync"
@@ -49,6 +50,11 @@ type TwinConfig struct {
 	// USB, if set, names the TAP device that is the Ethernet side of an
 	// AX88179 plugged into the board's first USB port (twin_usb.go).
 	USB string
+	// Stations are simulated Wi-Fi clients on the medium of a board
+	// with a WMAC radio (twin_wifi.go).
+	Stations []TwinStation
+	// WifiCapture, if set, receives the medium's radiotap pcap.
+	WifiCapture io.Writer
 }
 
 // defaultBase is a locally administered address (bit 1 of the first byte).
@@ -94,6 +100,8 @@ type Twin struct {
 
 	misuses atomic.Uint64
 	usb     twinUSB // twin_usb.go
+
+	wifi *twinWifi // nil without a WMAC radio
 
 	once  sync.Once
 	wired *wire.Wired
@@ -205,6 +213,9 @@ func (t *Twin) build() error {
 	t.disp.OnError = func(line int, err error) { t.logf("interrupt line %d: %v", line, err) }
 	t.wg.Add(1)
 	go t.clock()
+	if err := t.buildWifi(seed); err != nil {
+		return err
+	}
 
 	for _, e := range b.Eth {
 		u := ar71xx.EthUnits[e.Unit]
@@ -369,6 +380,7 @@ func (t *Twin) Close() error {
 		}
 		t.closeUSB()
 		close(t.stop)
+		t.closeWifi()
 		for _, j := range t.jacks {
 			if j.Dev != nil {
 				_ = j.Dev.Close()

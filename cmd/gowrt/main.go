@@ -56,6 +56,9 @@ Usage:
   gowrt tftp -board ROUTER FILE             serve FILE to the router's boot loader
   gowrt keygen -o FILE                      make a key pair for signing upgrades
                                             (FILE: private, FILE.pub: public)
+  gowrt wifisim -pcap FILE [flags]          an access point and stations on the
+                                            simulated radio medium, with traffic;
+                                            every frame on the air goes to FILE
   gowrt help                                this text
 
 PKG is a firmware main package (e.g. ./examples/router, ./examples/hello)
@@ -88,6 +91,17 @@ Flags of run:
                     is forwarded); needs no root. Either way malta's
                     second pcnet, the WAN port, is on a restricted user
                     network of its own (10.0.2.0/24)
+
+Flags of wifisim (the medium runs on a virtual clock: -duration is
+simulated time; each station pings a host behind the AP every 100 ms):
+  -ssid S           the network's name (default gowrt)
+  -passphrase P     WPA2-PSK passphrase (8..63 characters); none: open
+  -stations K       stations, 1 to 64 (default 1)
+  -duration D       simulated time (default 5s)
+  -hw-crypto        CCMP in the radios' key caches instead of software
+  -seed N           the medium's random seed (default 1)
+  -pcap FILE        the radiotap capture; Wireshark decrypts it with the
+                    key "wpa-pwd" P:S
 
 Flags of build:
   -board BOARD      a bare-metal board (default malta-be)
@@ -181,6 +195,8 @@ func dispatch(args []string, stdout, stderr io.Writer) (int, error) {
 		return 0, keygen(args[1:], stderr)
 	case "tftp":
 		return 0, tftp(args[1:], stdout, stderr)
+	case "wifisim":
+		return wifisim(args[1:], stdout, stderr)
 	}
 	return 2, usagef("unknown command %q: use gowrt run, gowrt build, gowrt tftp, gowrt keygen or gowrt help", args[0])
 }

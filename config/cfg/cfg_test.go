@@ -298,6 +298,12 @@ func TestCrossField(t *testing.T) {
 		{[][2]string{{"wireless.default_radio0.encryption", "psk2"}}, []string{"wireless.default_radio0.key", "needs a key"}},
 		{[][2]string{{"wireless.default_radio0.encryption", "psk2"}, {"wireless.default_radio0.key", "short"}}, []string{"wireless.default_radio0.key", "8..63"}},
 		{[][2]string{{"wireless.default_radio0.device", "radio9"}}, []string{"wireless.default_radio0.device"}},
+		{[][2]string{{"wireless.default_radio0.encryption", "psk2"}, {"wireless.default_radio0.key", strings.Repeat("x", 64)}}, []string{"wireless.default_radio0.key", "hex digits"}},
+		{[][2]string{{"wireless.default_radio0.ssid", strings.Repeat("s", 33)}}, []string{"wireless.default_radio0.ssid", "33 bytes, at most 32"}},
+		{[][2]string{{"wireless.radio0.channel", "15"}}, []string{"wireless.radio0.channel", "not a 2.4 GHz channel"}},
+		{[][2]string{{"wireless.radio0.band", "5g"}, {"wireless.radio0.channel", "6"}}, []string{"wireless.radio0.channel", "not a 5 GHz channel"}},
+		{[][2]string{{"wireless.radio0.band", "6g"}}, []string{"wireless.radio0", "2.4 and 5 GHz"}},
+		{[][2]string{{"wireless.default_radio0.encryption", "sae"}, {"wireless.default_radio0.key", "long enough"}}, []string{"wireless.default_radio0.encryption", "none or psk2, not sae"}},
 		{[][2]string{{"dropbear.Interface", "nosuch"}}, []string{"dropbear.@dropbear[0].Interface"}},
 		{[][2]string{{"firewall.wan.input", "MAYBE"}}, []string{"firewall:", "zone", "input"}},
 		{[][2]string{{"dhcp.wan.ignore", "0"}}, []string{"dhcp.wan", "not static"}},
@@ -322,6 +328,31 @@ func TestCrossField(t *testing.T) {
 	c = open(t, nil, nil)
 	c.Set("wireless.default_radio0.encryption", "psk2")
 	c.Set("wireless.default_radio0.key", "correct horse")
+	if _, err := c.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	// The AP's settings decode, with gowrt's crypto placement.
+	c.Set("wireless.radio0.band", "5g")
+	c.Set("wireless.radio0.channel", "149")
+	c.Set("wireless.radio0.disabled", "0")
+	c.Set("wireless.default_radio0.crypto", "hardware")
+	c.Set("wireless.default_radio0.hidden", "1")
+	if _, err := c.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	w := c.Snapshot().Wireless
+	if len(w.Radios) != 1 || w.Radios[0] != (Radio{Name: "radio0", Band: "5g", Channel: 149, HTMode: "HT20"}) {
+		t.Errorf("radios %+v", w.Radios)
+	}
+	if len(w.Ifaces) != 1 || w.Ifaces[0].Crypto != "hardware" || !w.Ifaces[0].Hidden || w.Ifaces[0].Key != "correct horse" || w.Ifaces[0].Encryption != "psk2" {
+		t.Errorf("ifaces %+v", w.Ifaces)
+	}
+	if err := c.Set("wireless.default_radio0.crypto", "firmware"); err == nil {
+		t.Error("crypto 'firmware' accepted")
+	}
+	// A disabled interface may keep an encryption the AP does not run.
+	c.Set("wireless.default_radio0.encryption", "sae")
+	c.Set("wireless.default_radio0.disabled", "1")
 	if _, err := c.Commit(); err != nil {
 		t.Fatal(err)
 	}

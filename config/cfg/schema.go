@@ -132,6 +132,10 @@ var schema = map[string]pkgSchema{
 			"hidden":     boolean(),
 			"isolate":    boolean(),
 			"disabled":   boolean(),
+			// gowrt: where CCMP runs, as ath10k's cryptmode module
+			// parameter chooses (software on raw frames, or the
+			// radio's key cache); OpenWrt has no such option.
+			"crypto": enum("software", "hardware"),
 		},
 	},
 	"dropbear": {

@@ -80,7 +80,8 @@ type Wireless struct {
 
 type Radio struct {
 	Name     string
-	Channel  int // 0 = auto
+	Band     string // "2g" (the default) or "5g"
+	Channel  int    // 0 = auto
 	HTMode   string
 	Country  string
 	Disabled bool
@@ -88,7 +89,10 @@ type Radio struct {
 
 type WifiIface struct {
 	Name, Device, Network, Mode, SSID, Encryption, Key string
-	Hidden, Disabled                                   bool
+	// Crypto is where CCMP runs: "software" (the default) or "hardware"
+	// (the radio's key cache).
+	Crypto           string
+	Hidden, Disabled bool
 }
 
 // Syslog port (RFC 5426 section 3.1).
@@ -206,18 +210,25 @@ func decode(files map[string]*uci.File) *Snapshot {
 
 	wl := files["wireless"]
 	for _, r := range wl.Find("wifi-device") {
-		radio := Radio{Name: wl.Ref(r), HTMode: get(r, "htmode"), Country: get(r, "country"), Disabled: getBool(r, "disabled", false)}
+		radio := Radio{Name: wl.Ref(r), Band: get(r, "band"), HTMode: get(r, "htmode"), Country: get(r, "country"), Disabled: getBool(r, "disabled", false)}
+		if radio.Band == "" {
+			radio.Band = "2g"
+		}
 		if ch, err := strconv.Atoi(get(r, "channel")); err == nil {
 			radio.Channel = ch
 		}
 		s.Wireless.Radios = append(s.Wireless.Radios, radio)
 	}
 	for _, w := range wl.Find("wifi-iface") {
-		s.Wireless.Ifaces = append(s.Wireless.Ifaces, WifiIface{
+		wi := WifiIface{
 			Name: wl.Ref(w), Device: get(w, "device"), Network: get(w, "network"), Mode: get(w, "mode"),
-			SSID: get(w, "ssid"), Encryption: get(w, "encryption"), Key: get(w, "key"),
+			SSID: get(w, "ssid"), Encryption: get(w, "encryption"), Key: get(w, "key"), Crypto: get(w, "crypto"),
 			Hidden: getBool(w, "hidden", false), Disabled: getBool(w, "disabled", false),
-		})
+		}
+		if wi.Crypto == "" {
+			wi.Crypto = "software"
+		}
+		s.Wireless.Ifaces = append(s.Wireless.Ifaces, wi)
 	}
 
 	fw := clone(files["firewall"])

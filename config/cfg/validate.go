@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -273,11 +274,46 @@ func wpaKey(k string) error {
 	return nil
 }
 
+// apEncryptions are the wifi-iface encryptions gowrt's AP runs (package
+// wlan/ap: open, or WPA2-PSK with CCMP); OpenWrt's others (WPA1 TKIP in
+// psk and psk-mixed, SAE, OWE) are refused for an enabled AP rather than
+// run as something weaker than asked.
+var apEncryptions = []string{"none", "psk2"}
+
+// validChannel checks a channel number against the band (IEEE 802.11-2016
+// 19.3.15 and 17.3.8.4: 2.4 GHz channels 1..14; 5 GHz 20 MHz channels 36
+// to 64 and 100 to 144 in steps of 4, 149 to 177 in steps of 4).
+func validChannel(band string, ch int) error {
+	switch band {
+	case "", "2g":
+		if ch < 1 || ch > 14 {
+			return fmt.Errorf("channel %d is not a 2.4 GHz channel (1..14)", ch)
+		}
+	case "5g":
+		ok := ch%4 == 0 && (ch >= 36 && ch <= 64 || ch >= 100 && ch <= 144) || ch%4 == 1 && ch >= 149 && ch <= 177
+		if !ok {
+			return fmt.Errorf("channel %d is not a 5 GHz channel (36..64, 100..144 in steps of 4; 149..177)", ch)
+		}
+	default:
+		return fmt.Errorf("band %s: gowrt's radios are 2.4 and 5 GHz", band)
+	}
+	return nil
+}
+
 func (v *validator) wireless() {
 	f := v.files["wireless"]
 	for _, s := range f.Find("wifi-device") {
+		ref := "wireless." + f.Ref(s)
 		if c, ok := s.Get("country"); ok && !(len(c) == 2 && (c == "00" || c[0] >= 'A' && c[0] <= 'Z' && c[1] >= 'A' && c[1] <= 'Z')) {
-			v.errf("wireless.%s.country: %q is not an ISO 3166 alpha-2 code", f.Ref(s), c)
+			v.errf("%s.country: %q is not an ISO 3166 alpha-2 code", ref, c)
+		}
+		band, _ := s.Get("band")
+		if c, ok := s.Get("channel"); ok && c != "auto" {
+			if n, err := strconv.Atoi(c); err == nil {
+				if err := validChannel(band, n); err != nil {
+					v.errf("%s.channel: %v", ref, err)
+				}
+			}
 		}
 	}
 	for _, s := range f.Find("wifi-iface") {
@@ -290,11 +326,12 @@ func (v *validator) wireless() {
 			v.errf("%s.network: %q is not a network interface", ref, n)
 		}
 		ssid, ok := s.Get("ssid")
-		if mode, _ := s.Get("mode"); mode == "ap" && !ok {
+		mode, _ := s.Get("mode")
+		if mode == "ap" && !ok {
 			v.errf("%s.ssid: an access point needs an SSID", ref)
 		}
 		if len(ssid) > 32 { // IEEE 802.11 SSID element: 0..32 octets
-			v.errf("%s.ssid: longer than 32 bytes", ref)
+			v.errf("%s.ssid: %d bytes, at most 32", ref, len(ssid))
 		}
 		enc, _ := s.Get("encryption")
 		key, hasKey := s.Get("key")
@@ -306,6 +343,10 @@ func (v *validator) wireless() {
 			} else if err := wpaKey(key); err != nil {
 				v.errf("%s.key: %v", ref, err)
 			}
+		}
+		disabled, _ := s.Get("disabled")
+		if off, _ := parseBool(disabled); mode == "ap" && !off && enc != "" && !slices.Contains(apEncryptions, enc) {
+			v.errf("%s.encryption: gowrt's access point runs %s, not %s", ref, strings.Join(apEncryptions, " or "), enc)
 		}
 	}
 }

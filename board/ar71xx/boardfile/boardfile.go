@@ -30,6 +30,7 @@ import (
 
 	"github.com/gowrt/gowrt/arswitch"
 	"github.com/gowrt/gowrt/board"
+	"github.com/gowrt/gowrt/soc/ar71xx"
 )
 
 // Board describes one router model.
@@ -61,6 +62,30 @@ type Board struct {
 	Image Image
 	// USB lists the EHCI root ports brought out to the case (usb.go).
 	USB []USBPort
+	// Radios are the board's 802.11 radios, in the order of the wireless
+	// configuration's wifi-device sections (radio0 first).
+	Radios []Radio
+}
+
+// RadioBus is where a radio sits.
+type RadioBus uint8
+
+const (
+	// WMAC is the SoC's built-in MAC (soc/ar71xx WMACOf), an AR9300-
+	// family MAC that package ath/ar9300 drives.
+	WMAC RadioBus = iota + 1
+	// PCIe is a radio card or chip on the PCIe bus. gowrt has no PCIe
+	// host driver for the family yet: such radios are listed, not
+	// brought up.
+	PCIe
+)
+
+// Radio is one 802.11 radio of a board.
+type Radio struct {
+	Name   string // "radio0"
+	Bus    RadioBus
+	Band5G bool
+	Chip   string // what it is, for the record: "AR9344 WMAC (2x2)"
 }
 
 // Flash is the board's SPI NOR flash and its layout.
@@ -270,6 +295,16 @@ func (b *Board) Validate() error {
 	}
 	if b.Flash.Size <= 0 || b.Flash.Size&(b.Flash.Size-1) != 0 {
 		return invalid(b, "flash size %#x is not a power of two", b.Flash.Size)
+	}
+	for i, r := range b.Radios {
+		if want := fmt.Sprintf("radio%d", i); r.Name != want {
+			return invalid(b, "radio %d is named %q, want %q (the wireless configuration's order)", i, r.Name, want)
+		}
+		if r.Bus == WMAC {
+			if _, err := ar71xx.WMACOf(ar71xx.FamilyOf(b.Rev)); err != nil {
+				return invalid(b, "radio %s on the WMAC: %v", r.Name, err)
+			}
+		}
 	}
 	parts := append([]Partition(nil), b.Flash.Parts...)
 	sort.Slice(parts, func(i, j int) bool { return parts[i].Offset < parts[j].Offset })

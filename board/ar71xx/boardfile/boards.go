@@ -94,6 +94,10 @@ func wdr43xx(name, model string, hwid uint32) *Board {
 		Image: Image{Format: TPLink, TPLinkHWID: hwid, FlashBase: flashKseg1, TFTPLoad: tplinkTFTP,
 			BootmLimit: bootm8M},
 		USB: wdr43xxUSB,
+		// The AR9344's WMAC is the 2.4 GHz radio; the 5 GHz one is an
+		// AR9580 on the SoC's PCIe (OpenWrt ar9344_tplink_tl-wdrxxxx.dtsi:
+		// &wmac and &pcie with ath9k).
+		Radios: []Radio{{Name: "radio0", Bus: WMAC, Chip: "AR9344 WMAC"}, {Name: "radio1", Bus: PCIe, Band5G: true, Chip: "AR9580 (PCIe)"}},
 	}
 }
 
@@ -144,6 +148,10 @@ var (
 		Image: Image{Format: TPLink, TPLinkHWID: fwimage.TPLinkHWIDArcherC7v2, FlashBase: flashKseg1,
 			TFTPLoad: tplinkTFTP, BootmLimit: bootm8M},
 		USB: archerC7USB,
+		// The QCA9558's WMAC is the 2.4 GHz radio (3x3); the 5 GHz one
+		// is a QCA9880 (802.11ac, ath10k) on PCIe (OpenWrt
+		// qca9558_tplink_archer-c7.dtsi: &wmac, &pcie1).
+		Radios: []Radio{{Name: "radio0", Bus: WMAC, Chip: "QCA9558 WMAC"}, {Name: "radio1", Bus: PCIe, Band5G: true, Chip: "QCA9880 (PCIe)"}},
 	}
 
 	// Carambola2 is the 8devices Carambola2 module on its development
@@ -242,6 +250,9 @@ var (
 		Baud:    115200,
 		MACAddr: MACLocation{Part: PartART, Offset: 0},
 		Image:   Image{Format: UImage, FlashBase: flashKseg1, TFTPLoad: 0x81000000, BootmLimit: bootm8M},
+		// The QCA9558's WMAC (the reference design's PCIe slots are
+		// not described here).
+		Radios: []Radio{{Name: "radio0", Bus: WMAC, Chip: "QCA9558 WMAC"}},
 	}
 
 	// All lists the router boards gowrt builds for.

@@ -107,13 +107,53 @@ func (h *hardware) Interrupt(u ar71xx.EthUnit, name string, handler func()) erro
 // Sleep implements wire.Hardware.
 func (h *hardware) Sleep(d time.Duration) { time.Sleep(d) }
 
+// WMAC implements wire.WMACHardware: the WMAC's register window and the
+// kernel's DMA memory.
+func (h *hardware) WMAC(u ar71xx.WMACUnit) (barrier.Space, busdma.Platform, error) {
+	r, err := mmio("wmac", u.Base, u.Size)
+	return r, h.dma, err
+}
+
+// WMACInterrupt implements wire.WMACHardware: the IP2 line (root
+// controller line LineIP2+u.IRQ), the handler run for the WMAC's sources
+// after the DDR flush the chip needs (SoC.WMACHandler).
+func (h *hardware) WMACInterrupt(u ar71xx.WMACUnit, name string, handler func()) error {
+	s, err := h.SoC()
+	if err != nil {
+		return err
+	}
+	wh, err := s.WMACHandler(u, handler, func(err error) { fmt.Printf("router: %s interrupt: %v\n", name, err) })
+	if err != nil {
+		return err
+	}
+	return h.disp.Register(ar71xx.LineIP2+u.IRQ, name, wh)
+}
+
 var (
 	upOnce  sync.Once
 	upPorts []board.Port
 	upErr   error
 	// upWired keeps the link pollers' owner for the life of the image.
 	upWired *wire.Wired
+	// upHW and upBase are the platform and base address the ports were
+	// brought up with, which the radios share.
+	upHW   *hardware
+	upBase [6]byte
+
+	radioOnce sync.Once
+	upRadios  []board.Radio
+	radioErr  error
 )
+
+// radios brings the router's WMAC radio up, once, after the ports (which
+// identify the SoC and read the base address).
+func radios(b *boardfile.Board) ([]board.Radio, error) {
+	if _, err := ports(b); err != nil {
+		return nil, err
+	}
+	radioOnce.Do(func() { upRadios, radioErr = wire.Radios(b, upHW, upBase) })
+	return upRadios, radioErr
+}
 
 // ports brings the router's ports up, once.
 func ports(b *boardfile.Board) ([]board.Port, error) {
@@ -143,7 +183,7 @@ func bringUp(b *boardfile.Board) ([]board.Port, error) {
 	if err != nil {
 		return nil, fmt.Errorf("router: %s: %w", b.Name, err)
 	}
-	upWired = w
+	upWired, upHW, upBase = w, hw, base
 	return append(w.Ports, usbPorts(b, hw)...), nil // usb_mipsx.go
 }
 

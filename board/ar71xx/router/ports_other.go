@@ -17,6 +17,10 @@ func ports(*boardfile.Board) ([]board.Port, error) {
 	return nil, errors.New("router: AR71xx hardware exists only on bare-metal MIPS")
 }
 
+func radios(*boardfile.Board) ([]board.Radio, error) {
+	return nil, errors.New("router: AR71xx hardware exists only on bare-metal MIPS")
+}
+
 func openFlash(*boardfile.Board) (*boardflash.Flash, error) {
 	return nil, errors.New("router: the SPI flash exists only on bare-metal MIPS")
 }

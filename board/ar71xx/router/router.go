@@ -69,6 +69,18 @@ func (Board) Ports() ([]board.Port, error) {
 	return ports(b)
 }
 
+// Radios implements board.Wireless: the router's radio on the SoC's WMAC
+// (board/ar71xx/wire Radios), held awake from Start to Stop. The MAC is
+// driven; the baseband and radio are not initialised (see package
+// ath/ar9300), so on a real chip nothing reaches the air yet.
+func (Board) Radios() ([]board.Radio, error) {
+	b, err := Description()
+	if err != nil {
+		return nil, err
+	}
+	return radios(b)
+}
+
 // Store implements board.Storage: the configuration store in the
 // description's config partition of the SPI flash (board/ar71xx/boardflash).
 func (Board) Store(name string) (board.Store, error) {
@@ -100,6 +112,7 @@ func (Board) FirmwareFlash() (board.FirmwareFlash, error) {
 var (
 	_ board.Storage    = Board{}
 	_ board.Upgradable = Board{}
+	_ board.Wireless   = Board{}
 )
 
 func init() { board.Register(Board{}) }
