@@ -136,6 +136,7 @@ type frame struct {
 	done    bool // acknowledged or dropped
 	dropped bool
 	sent    bool // in a request at least once: no more packing
+	sealed  bool // protected in software already (AddStationSealed)
 	// A-MSDU packing: the MSDUs (LLC/SNAP and payload lengths), the
 	// first one's addresses, where the body starts.
 	msdus   uint8
@@ -175,6 +176,10 @@ type Station struct {
 	tids  [numTIDs]*tidQueue
 	gone  bool
 	stats Stats
+	// seal protects an MPDU in software (CCMP with the next PN) when it
+	// is first handed to the radio, so PNs rise with sequence numbers
+	// within the BlockAck window; nil for none or hardware crypto.
+	seal func(mpdu []byte) error
 }
 
 // Stats are one peer's counters, for an athstats-style view.
@@ -258,6 +263,35 @@ func (s *Scheduler) AddStation(addr wlan.MAC, peer rate.Caps, key int) (*Station
 	defer s.mu.Unlock()
 	s.stations = append(s.stations, st)
 	return st, nil
+}
+
+// AddStationSealed adds a peer whose frames are protected in software:
+// each MPDU is built with the Protected bit and zeroed room for the CCMP
+// header and MIC (as for the radio's key cache), and seal fills them in
+// and encrypts the body in place when the MPDU is first handed to the
+// radio (the PN is assigned at dequeue, so PNs stay in sequence-number
+// order within the BlockAck window; retransmissions keep theirs). A
+// frame seal fails on is dropped.
+func (s *Scheduler) AddStationSealed(addr wlan.MAC, peer rate.Caps, seal func(mpdu []byte) error) (*Station, error) {
+	st, err := s.AddStation(addr, peer, radio.NoKey)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	st.seal = seal
+	s.mu.Unlock()
+	return st, nil
+}
+
+// NextSeq returns the sequence number the next MSDU queued for st on tid
+// gets: the starting sequence number of a Block Ack agreement.
+func (s *Scheduler) NextSeq(st *Station, tid uint8) uint16 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tid >= numTIDs || st.tids[tid] == nil {
+		return 0
+	}
+	return st.tids[tid].nextSeq
 }
 
 // RemoveStation drops a peer's queued frames; exchanges in flight end
@@ -361,23 +395,24 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, sa wlan.MAC, etherType uint1
 		flags = wlan.FlagFromDS
 		h.Addr1, h.Addr2, h.Addr3 = st.addr, s.cfg.Own, sa
 	}
-	if st.key != radio.NoKey {
+	prot := st.protected()
+	if prot {
 		flags |= wlan.FlagProtected
 	}
 	h.FC = wlan.NewFrameControl(wlan.KindQoSData, flags)
 	buf = wlan.AppendHeader(buf[:0], &h)
-	if st.key != radio.NoKey {
-		var ph [ccmp.HeaderLen]byte // the radio fills in the PN
+	if prot {
+		var ph [ccmp.HeaderLen]byte // the radio (or seal) fills in the PN
 		buf = append(buf, ph[:]...)
 	}
 	buf = wlan.AppendMSDU(buf, etherType, payload)
-	if st.key != radio.NoKey {
+	if prot {
 		var mic [ccmp.MICLen]byte
 		buf = append(buf, mic[:]...)
 	}
 	f := frame{buf: buf, seq: seq, msdus: 1, payload: len(payload), body: uint16(h.Len)}
 	f.lens[0] = uint16(wlan.MSDUHeaderLen + len(payload))
-	if st.key != radio.NoKey {
+	if prot {
 		f.body += ccmp.HeaderLen
 	}
 	if s.cfg.Station {
@@ -392,12 +427,15 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, sa wlan.MAC, etherType uint1
 	return nil
 }
 
+// protected: the station's MPDUs carry CCMP (by the radio or seal).
+func (st *Station) protected() bool { return st.key != radio.NoKey || st.seal != nil }
+
 // fitsAMSDU reports whether an MSDU of msdu bytes (LLC/SNAP included)
 // may be packed into the queue's tail frame: not yet sent, room for a
 // subframe, and the TXOP plan at the peer's current rate puts all its
 // MSDUs into one A-MSDU.
 func (s *Scheduler) fitsAMSDU(st *Station, tail *frame, msdu int) bool {
-	if tail.sent || tail.done || int(tail.msdus) >= MaxAMSDUSubframes {
+	if tail.sent || tail.sealed || tail.done || int(tail.msdus) >= MaxAMSDUSubframes {
 		return false
 	}
 	_, rix := st.node.Current(len(tail.buf) + msdu)
@@ -420,7 +458,7 @@ func (s *Scheduler) fitsAMSDU(st *Station, tail *frame, msdu int) bool {
 // subframe with its DA and SA.
 func (s *Scheduler) pack(st *Station, f *frame, sa wlan.MAC, etherType uint16, payload []byte) {
 	mic := 0
-	if st.key != radio.NoKey {
+	if st.protected() {
 		mic = ccmp.MICLen
 	}
 	buf := f.buf[:len(f.buf)-mic]
@@ -506,6 +544,12 @@ func (s *Scheduler) send(q *tidQueue) {
 	if k == 0 {
 		return
 	}
+	if q.st.seal != nil {
+		k = s.sealAll(q, k)
+		if k == 0 {
+			return
+		}
+	}
 	for i := 0; i < k; i++ {
 		queued += agg.SubframeLen(q.lens[i], 0, i == k-1)
 	}
@@ -561,6 +605,26 @@ func (s *Scheduler) send(q *tidQueue) {
 	st.stats.Exchanges++
 	st.stats.Subframes += uint64(len(req.MPDUs))
 	st.stats.AggHist[histBin(len(req.MPDUs))]++
+}
+
+// sealAll protects the candidates not yet protected, in sequence order;
+// a frame that cannot be sealed is dropped (the candidates from it on
+// are left for the next exchange, once the window slid past it).
+func (s *Scheduler) sealAll(q *tidQueue, k int) int {
+	for i := 0; i < k; i++ {
+		f := &q.ring[q.idx[i]]
+		if f.sealed {
+			continue
+		}
+		if err := q.st.seal(f.buf); err != nil {
+			f.done, f.dropped = true, true
+			q.st.stats.Dropped++
+			q.st.stats.TxErrors++
+			return i
+		}
+		f.sealed = true
+	}
+	return k
 }
 
 func histBin(n int) int {
