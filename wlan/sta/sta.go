@@ -133,26 +133,26 @@ type Station struct {
 	// so that recv may call Send (a bridge flooding, a stack answering).
 	ethBufs [][]byte
 	ethN    int
-	onLink     func(up bool)
-	linkUp     bool
-	pmk        [wpa.PMKLen]byte
-	rsne       []byte
-	radio      radio.Radio
-	keys       radio.KeyCache // with HardwareCrypto
-	tx         *mpdupool.Pool
-	state      State
-	now        time.Time
-	sentAt     time.Time
-	bssid      wlan.MAC
-	apRSNE     []byte
-	aid        uint16
-	supp       *wpa.Supplicant
-	ptk        *ccmp.Key
-	gtk        [4]*ccmp.Key // by key ID
-	seq        wlan.Sequencer
-	dup        reorder.DupFilter // frames from the AP
-	rxBuf      []byte
-	tsf        uint64 // last beacon timestamp seen
+	onLink  func(up bool)
+	linkUp  bool
+	pmk     [wpa.PMKLen]byte
+	rsne    []byte
+	radio   radio.Radio
+	keys    radio.KeyCache // with HardwareCrypto
+	tx      *mpdupool.Pool
+	state   State
+	now     time.Time
+	sentAt  time.Time
+	bssid   wlan.MAC
+	apRSNE  []byte
+	aid     uint16
+	supp    *wpa.Supplicant
+	ptk     *ccmp.Key
+	gtk     [4]*ccmp.Key // by key ID
+	seq     wlan.Sequencer
+	dup     reorder.DupFilter // frames from the AP
+	rxBuf   []byte
+	tsf     uint64 // last beacon timestamp seen
 	// HT (htsta.go): the scheduler and its clock, the AP in it, the
 	// Block Ack agreements, the link's rate capabilities.
 	sched     *txq.Scheduler

@@ -272,11 +272,11 @@ func TestHTGoodputOneStation(t *testing.T) {
 			if !strings.Contains(r.stats, "tid 0 tx established") {
 				t.Errorf("athstats view without the agreement:\n%s", r.stats)
 			}
-			st := r.ap.Stats
+			st := &r.ap.Stats
 			if st.Replays.Load() != 0 || st.CCMPErrors.Load() != 0 {
 				t.Errorf("AP: %d replays, %d CCMP errors", st.Replays.Load(), st.CCMPErrors.Load())
 			}
-			if s := r.stas[0].Stats; s.Replays.Load() != 0 {
+			if s := &r.stas[0].Stats; s.Replays.Load() != 0 {
 				t.Errorf("station: %d replays (PNs out of order within the window)", s.Replays.Load())
 			}
 		})
@@ -310,7 +310,7 @@ func TestHTLossyInOrder(t *testing.T) {
 			if r.dups != 0 || r.outOfOrder != 0 {
 				t.Errorf("%d duplicates, %d out of order", r.dups, r.outOfOrder)
 			}
-			if s := r.stas[0].Stats; s.Replays.Load() != 0 {
+			if s := &r.stas[0].Stats; s.Replays.Load() != 0 {
 				t.Errorf("station: %d frames dropped as replays", s.Replays.Load())
 			}
 			if r.mbps < 50 {
