@@ -18,12 +18,13 @@ import (
 // returns), with Block Ack agreements for TID 0 both ways, A-MSDUs and
 // CCMP as cfg places it.
 type htBSS struct {
-	m    *medium.Medium
-	ap   *ap.AP
-	sta  *sta.Station
-	tap  *tap
-	toDS int
-	rx   int
+	m       *medium.Medium
+	ap      *ap.AP
+	sta     *sta.Station
+	tap     *tap
+	tapPort *medium.Radio
+	toDS    int
+	rx      int
 }
 
 var ht40 = radio.Channel{Number: 36, Band5G: true, Width40: true, Above: true}
@@ -37,7 +38,7 @@ func newHTBSS(t testing.TB, cfg ap.Config, scfg sta.Config) *htBSS {
 		t.Fatal(err)
 	}
 	b.tap = &tap{m: b.m}
-	b.m.Attach(b.tap)
+	b.tapPort = b.m.Attach(b.tap)
 	cfg.BSSID, cfg.SSID, cfg.Passphrase, cfg.Channel = apAddr, testSSID, testPassphrase, 36
 	cfg.HT = &ap.HTConfig{Width40: true, Above: true, SGI: true, Streams: 2, AMSDU: cfg.Crypto == ap.CryptoHardware || cfg.Open}
 	cfg.ToDS = func([]byte) { b.toDS++ }
