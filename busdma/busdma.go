@@ -28,6 +28,19 @@
 // line needed work: FreeBSD's MIPS busdma once skipped it when nothing was
 // copied and drivers broke at high packet rates.
 //
+// Re-arming a receive buffer the CPU never wrote. The PreRead invalidate
+// exists to drop dirty lines, which the cache could write back over the
+// device's data at any time during the transfer. A buffer loaded
+// FromDevice (not bounced), handed to the device once with PreRead, and
+// since then only read by the CPU, each transfer followed by a PostRead
+// over every byte the CPU then reads, holds no dirty line: a driver may
+// hand it back to the device without another PreRead (the stale clean
+// lines it may hold are dropped by the next PostRead before the CPU reads
+// them). The driver owns that promise: one CPU store into such a buffer
+// is lost, or worse (hwsim reports the line dirty when the device writes
+// it). A driver whose buffers can bounce, or whose CPU writes them, syncs
+// PreRead every time.
+//
 // A buffer loaded FromDevice whose first or last cache line is shared with
 // other data is bounced: invalidating such a line would destroy the other
 // data, and the device writing it would race the CPU's use of its

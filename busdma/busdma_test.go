@@ -70,6 +70,10 @@ func TestMapMisuse(t *testing.T) {
 	if err := m.Unload(); err != nil {
 		t.Fatal(err)
 	}
+	// The one-segment fast path ends with the load.
+	if err := m.SyncRange(busdma.PreWrite, 0, 10); !errors.Is(err, busdma.ErrNotLoaded) {
+		t.Errorf("range sync after unload: %v", err)
+	}
 	if _, err := tg.Alloc(1000); !errors.Is(err, busdma.ErrTooBig) {
 		t.Errorf("alloc beyond MaxSize: %v", err)
 	}

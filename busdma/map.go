@@ -17,6 +17,7 @@ type bounceRec struct {
 type Map struct {
 	tag    *Tag
 	loaded bool
+	single bool // loaded as one segment, not bounced: Sync's fast path
 	dir    Dir
 
 	segs   []Segment // bus view, cap MaxSegments
@@ -124,6 +125,7 @@ func (m *Map) LoadFrags(frags [][]byte, dir Dir) ([]Segment, error) {
 		}
 	}
 	m.loaded = true
+	m.single = len(m.segs) == 1 && len(m.recs) == 0
 	return m.segs, nil
 }
 
@@ -253,7 +255,7 @@ func (m *Map) reset() {
 		m.segCPU[i] = nil
 	}
 	m.segs, m.segCPU, m.recs, m.xlated = m.segs[:0], m.segCPU[:0], m.recs[:0], m.xlated[:0]
-	m.loaded = false
+	m.loaded, m.single = false, false
 	m.dir = 0
 }
 
@@ -268,7 +270,12 @@ func (m *Map) Unload() error {
 
 // Sync performs the cache maintenance for op (a combination of Pre/Post
 // Read/Write) and always ends with a completion barrier.
-func (m *Map) Sync(op SyncOp) error { return m.sync(op, 0, -1) }
+func (m *Map) Sync(op SyncOp) error {
+	if m.single {
+		return m.syncSingle(op, 0, len(m.segCPU[0]))
+	}
+	return m.sync(op, 0, -1)
+}
 
 // SyncRange is Sync limited to the bytes [off, off+n) of the loaded
 // buffer (the cache lines that hold them): the part a transfer used, such
@@ -283,7 +290,48 @@ func (m *Map) SyncRange(op SyncOp, off, n int) error {
 	if off < 0 || n < 0 {
 		return fmt.Errorf("busdma: tag %q: sync range %d+%d", m.tag.cfg.Name, off, n)
 	}
+	if m.single {
+		return m.syncSingle(op, off, n)
+	}
 	return m.sync(op, off, n)
+}
+
+// cacheOps maps each combination of SyncOps to the cache operation it
+// needs (PreWrite writes back, PreRead and PostRead invalidate, both Pre
+// at once do both; PostWrite nothing).
+var cacheOps = func() (t [PostWrite << 1]CacheOp) {
+	for op := range t {
+		o := SyncOp(op)
+		switch {
+		case o&PreRead != 0 && o&PreWrite != 0:
+			t[op] = WritebackInvalidate
+		case o&PreWrite != 0:
+			t[op] = Writeback
+		case o&(PreRead|PostRead) != 0:
+			t[op] = Invalidate
+		}
+	}
+	return t
+}()
+
+// syncSingle is sync over [off, off+n) of a map loaded as one segment
+// without bouncing (a driver's ring buffer): nothing to copy, and one
+// cache call over the range.
+func (m *Map) syncSingle(op SyncOp, off, n int) error {
+	t := m.tag
+	if op&(PreRead|PostRead) != 0 && m.dir&FromDevice == 0 {
+		return fmt.Errorf("%w: tag %q: read sync of a buffer loaded for the device to read", ErrDirection, t.cfg.Name)
+	}
+	if cop := cacheOps[op&(PostWrite<<1-1)]; cop != 0 && !t.cfg.Coherent {
+		cpu := m.segCPU[0]
+		if hi := min(off+n, len(cpu)); off < hi {
+			if err := t.plat.Cache(cop, cpu[off:hi]); err != nil {
+				return fmt.Errorf("busdma: tag %q: %w", t.cfg.Name, err)
+			}
+		}
+	}
+	t.plat.Barrier()
+	return nil
 }
 
 // sync is Sync over [off, off+n), or the whole buffer if n < 0.
@@ -304,16 +352,7 @@ func (m *Map) sync(op SyncOp, off, n int) error {
 		}
 	}
 	if !t.cfg.Coherent {
-		var cop CacheOp
-		switch {
-		case op&PreRead != 0 && op&PreWrite != 0:
-			cop = WritebackInvalidate
-		case op&PreWrite != 0:
-			cop = Writeback
-		case op&(PreRead|PostRead) != 0:
-			cop = Invalidate
-		}
-		if cop != 0 {
+		if cop := cacheOps[op&(PostWrite<<1-1)]; cop != 0 {
 			pos := 0 // offset of cpu in the loaded buffer
 			for _, cpu := range m.segCPU {
 				seg := cpu

@@ -37,6 +37,27 @@
 // kernel at any time). Lending the buffer for the duration of the call
 // keeps the receive ring full whatever the stack holds on to.
 //
+// # Keeping a received buffer: zero-copy forwarding
+//
+// A driver whose receive buffers another driver can transmit from may
+// offer each frame's buffer for keeping: if its handler is a BufHandler,
+// it calls ReceiveBuf instead of Receive, with an RxBuf. A handler that
+// forwards the frame unchanged calls RxBuf.Keep, which refills the
+// driver's receive slot from a pool of spare buffers and hands the
+// handler the frame's buffer as a TxBuf; it passes that to Transmit, and
+// whoever ends up owning it calls Release, which returns the buffer to
+// the receiving driver's pool. A NIC that advertises CapTxRxBuf transmits
+// such a TxBuf straight from the buffer, by DMA, when both drivers share
+// a DMA platform: the frame is not copied at all. The buffer is memory
+// the kernel set aside for DMA, not the Go heap, so the reason above for
+// copying does not apply; the ring stays full because a spare takes the
+// kept buffer's place, and Keep refuses (returns nil) when the pool is
+// empty, so a slow egress port costs copies, never receive slots.
+//
+// A kept buffer is never written but through KeepWith: the receiving
+// driver relies on the CPU having only read it (or written what KeepWith
+// wrote back for DMA) when it takes the buffer back.
+//
 // Calls into a Handler for one NIC, Receive and LinkChanged alike, are
 // serialised and made from the NIC's own receive context (its interrupt
 // handler goroutine, or a reader goroutine); they may call Transmit on any
@@ -155,7 +176,8 @@ const (
 	CapRxChecksum
 	// CapTxChecksum: the hardware fills in transport checksums.
 	CapTxChecksum
-	// CapTxCopy: Transmit is done with the TxBuf when it returns. A NIC
+	// CapTxCopy: Transmit is done with the TxBuf when it returns (but
+	// see CapTxRxBuf for the one exception). A NIC
 	// that accepts a frame (nil error) has copied it (into its own DMA
 	// buffer, a TAP's write) and released it before Transmit returns, and
 	// one that refuses it never touched it. A caller may therefore
@@ -164,6 +186,12 @@ const (
 	// A wrapper advertises it only if it passes the TxBuf on to such a NIC
 	// within the call.
 	CapTxCopy
+	// CapTxRxBuf: Transmit sends a TxBuf returned by RxBuf.Keep of a
+	// driver on the same DMA platform straight from that buffer, without
+	// copying it, and releases it at TX completion (even a CapTxCopy NIC:
+	// a kept buffer is owned, not borrowed). A TxBuf it cannot send that
+	// way it treats as any other.
+	CapTxRxBuf
 )
 
 // ErrTxFull is returned by NIC.Transmit when the TX ring has no free
@@ -196,6 +224,33 @@ type Handler interface {
 	Receive(frame []byte)
 	// LinkChanged reports a carrier change.
 	LinkChanged(LinkState)
+}
+
+// BufHandler is a Handler that can keep received frames (see the package
+// documentation). A driver that offers its buffers calls ReceiveBuf in
+// place of Receive when its handler implements it.
+type BufHandler interface {
+	Handler
+	// ReceiveBuf delivers a frame as Receive does; r lets the handler
+	// keep the buffer instead of copying the frame. Kept or not, the
+	// frame stays readable until ReceiveBuf returns and is never written.
+	ReceiveBuf(frame []byte, r RxBuf)
+}
+
+// RxBuf is the buffer of the frame a ReceiveBuf call delivers.
+type RxBuf interface {
+	// Keep takes the buffer over, during the ReceiveBuf call that lent
+	// it and at most once: it returns the frame as a TxBuf of one
+	// segment whose Release gives the buffer back to the driver, or nil
+	// if the driver has no spare buffer to refill its ring with (the
+	// frame is then only borrowed, as with Receive).
+	Keep() TxBuf
+	// KeepWith is Keep with the frame's first len(head) bytes replaced
+	// by head (a router's rewritten headers): the driver writes them
+	// into its buffer and makes them visible to DMA. It refuses (nil),
+	// keeping nothing, when Keep would or when head is longer than the
+	// frame.
+	KeepWith(head []byte) TxBuf
 }
 
 // TxWaker is implemented by handlers that queue frames while the TX ring

@@ -9,3 +9,7 @@ import "testing"
 const hazardTag = false
 
 func setOwnFirst(t *testing.T, _ *NIC) { t.Fatal("the OWN-first hook needs -tags gowrt_hazard") }
+
+func setKeepInRing(t *testing.T, _ *NIC) {
+	t.Fatal("the kept-buffer-in-ring hook needs -tags gowrt_hazard")
+}

@@ -7,3 +7,5 @@ import "testing"
 const hazardTag = true
 
 func setOwnFirst(_ *testing.T, n *NIC) { n.hz.own = true }
+
+func setKeepInRing(_ *testing.T, n *NIC) { n.hz.inRing = true }

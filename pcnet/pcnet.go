@@ -15,9 +15,15 @@
 // Receive lends each frame to the handler in its ring buffer, for the
 // duration of Handler.Receive, and gives the buffer back to the chip
 // afterwards: the driver copies nothing (a handler that keeps a frame
-// copies it, as the net contract says). Transmit copies the frame into the
-// slot's buffer and releases the caller's TxBuf at once, so the caller's
-// memory is never DMA'd and a full ring is reported, not waited on.
+// copies it, as the net contract says). A handler that implements
+// net.BufHandler may keep the buffer instead (net.RxBuf.Keep): the slot is
+// refilled from a pool of spare buffers (Config.RxSpares) and the kept
+// buffer returns to the pool when its holder releases it. Transmit copies
+// the frame into the slot's buffer and releases the caller's TxBuf at
+// once, so the caller's memory is never DMA'd and a full ring is
+// reported, not waited on; the exception is a buffer kept from a pcnet on
+// the same DMA platform (net.CapTxRxBuf), which the chip sends from where
+// it was received, and which is released at TX completion.
 //
 // The driver has the shape the net contract describes: the board connects
 // NIC.Interrupt to the chip's interrupt line (PCI INTx is level-triggered,
@@ -35,6 +41,7 @@ package pcnet
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,15 +76,30 @@ type Config struct {
 	Promiscuous bool
 	// LinkPoll is the link-state poll period (default 500 ms).
 	LinkPoll time.Duration
+	// RxSpares is how many receive buffers beyond the ring a handler may
+	// keep at once (net.RxBuf.Keep), each taking a kept buffer's place
+	// in the ring: default TxRing (a TX ring's worth of frames forwarded
+	// without copying, on a chip like this one), negative for none. At
+	// most 4096.
+	RxSpares int
 }
 
 // Stats are the driver's counters, read without a lock: gnet.Counters,
 // whose Add is a 32-bit atomic (a 64-bit one takes the runtime's global
-// spinlock on 32-bit MIPS).
+// spinlock on 32-bit MIPS). The per-frame ones are added in batches:
+// RxFrames and RxBytes after each reap of the RX ring, TxFrames, TxBytes
+// and TxFromRx when the TX doorbell rings (at the latest when the service
+// pass that queued the frames ends).
 type Stats struct {
 	RxFrames, RxBytes, RxErrors, RxDropped, Missed gnet.Counter
 	TxFrames, TxBytes, TxErrors, TxFull            gnet.Counter
-	Interrupts, MemErrors                          gnet.Counter
+	// TxFromRx counts frames sent straight from a kept receive buffer,
+	// without a copy (they are in TxFrames too).
+	TxFromRx gnet.Counter
+	// RxKeepEmpty counts refused RxBuf.Keep calls: no spare buffer was
+	// free (the frame was forwarded by copy instead).
+	RxKeepEmpty           gnet.Counter
+	Interrupts, MemErrors gnet.Counter
 	// Rescued counts link-poll ticks that found interrupt causes pending
 	// with no interrupt serviced since the previous tick and no service
 	// pass running, and serviced them: a lost or late interrupt costs at
@@ -94,10 +116,114 @@ var (
 	ErrSize    = errors.New("pcnet: frame size")
 )
 
+// slot is a TX ring slot: its own buffer, which Transmit copies frames
+// into, or a kept receive buffer the chip reads in its place.
 type slot struct {
-	buf []byte
-	m   *busdma.Map
-	pa  uint32
+	buf  []byte
+	m    *busdma.Map
+	pa   uint32
+	loan *rxBuf // the kept receive buffer the slot's descriptor points at
+}
+
+// rxBuf is one receive buffer. It is in the ring (rxInRing), lent to a
+// ReceiveBuf call (rxLent), kept by the handler (rxKept: as a TxBuf,
+// perhaps in a TX ring) or a spare in its NIC's pool (rxSpare). It is the
+// net.RxBuf of the frames it holds and, once kept, their TxBuf.
+type rxBuf struct {
+	owner *NIC
+	buf   []byte
+	m     *busdma.Map
+	pa    uint32
+	state uint8
+	slot  int // the ring slot it was lent from
+	// fresh: the buffer has not been handed to the chip since it was
+	// allocated, and the CPU may have written (zeroed) any of it.
+	fresh bool
+	frame [1][]byte // Segments while kept
+}
+
+const (
+	rxInRing uint8 = iota
+	rxLent
+	rxKept
+	rxSpare
+)
+
+// rxPool holds the spare receive buffers. Kept buffers come back from
+// whichever goroutine releases them (another NIC's TX completion), so it
+// has a lock; it never allocates.
+type rxPool struct {
+	mu   sync.Mutex
+	free []*rxBuf
+}
+
+func (p *rxPool) get() *rxBuf {
+	p.mu.Lock()
+	var b *rxBuf
+	if k := len(p.free); k > 0 {
+		b = p.free[k-1]
+		p.free = p.free[:k-1]
+	}
+	p.mu.Unlock()
+	return b
+}
+
+func (p *rxPool) put(b *rxBuf) {
+	p.mu.Lock()
+	p.free = append(p.free, b) // within cap: every buffer fits
+	p.mu.Unlock()
+}
+
+// Keep implements net.RxBuf: a spare takes the buffer's ring slot and the
+// buffer becomes the caller's TxBuf.
+func (b *rxBuf) Keep() gnet.TxBuf {
+	if b.state != rxLent {
+		return nil
+	}
+	n := b.owner
+	if n.hz.keepInRing() { // false in the shipped build
+		b.state, n.kept = rxKept, true
+		return b
+	}
+	s := n.pool.get()
+	if s == nil {
+		n.Stats.RxKeepEmpty.Add(1)
+		return nil
+	}
+	s.state = rxInRing
+	n.rx[b.slot] = s
+	b.state, n.kept = rxKept, true
+	return b
+}
+
+// KeepWith implements net.RxBuf: Keep, with head written over the
+// frame's start and written back from the cache, so the lines are clean
+// again (the chip reads them, and the buffer's re-arm needs no PreRead).
+func (b *rxBuf) KeepWith(head []byte) gnet.TxBuf {
+	if b.state != rxLent || len(head) > len(b.frame[0]) {
+		return nil
+	}
+	t := b.Keep()
+	if t != nil {
+		copy(b.buf, head)
+		_ = b.m.SyncRange(busdma.PreWrite, 0, len(head))
+	}
+	return t
+}
+
+// Segments implements net.TxBuf for a kept buffer.
+func (b *rxBuf) Segments() [][]byte { return b.frame[:] }
+
+// Len implements net.TxBuf.
+func (b *rxBuf) Len() int { return len(b.frame[0]) }
+
+// Release implements net.TxBuf: the buffer goes back to its NIC's pool.
+// It may run on any goroutine (another NIC's TX completion), and as soon
+// as the holder passed the buffer on, even before ReceiveBuf returns.
+func (b *rxBuf) Release() {
+	b.state = rxSpare
+	b.frame[0] = nil
+	b.owner.pool.put(b)
 }
 
 // NIC is one PCnet chip. It implements net.NIC.
@@ -107,13 +233,15 @@ type NIC struct {
 	mac  gnet.MAC
 	part uint16
 
-	ib     barrier.Space // init block
-	rxd    barrier.Space // RX descriptors
-	txd    barrier.Space
-	ibPA   uint32
-	rxPA   uint32
-	txPA   uint32
-	rx, tx []slot
+	ib   barrier.Space // init block
+	rxd  barrier.Space // RX descriptors
+	txd  barrier.Space
+	ibPA uint32
+	rxPA uint32
+	txPA uint32
+	rx   []*rxBuf // the buffer in each RX slot
+	tx   []slot
+	pool rxPool
 
 	regMu sync.Mutex // RAP/RDP pairs
 	svcMu sync.Mutex // one service pass at a time (interrupt or watchdog)
@@ -121,17 +249,28 @@ type NIC struct {
 	txMu           sync.Mutex
 	txHead, txTail int // next to fill, oldest not reclaimed
 	txUsed         int
+	unrung         int         // frames queued since the doorbell last rang
+	txBatch        int         // most frames queued before the doorbell rings
+	owed           atomic.Bool // frames are queued that the doorbell has not announced
+	txCount        txCount     // Stats not yet added: counted once per doorbell
 
 	rxMu   sync.Mutex // serialises RX ring and calls into h
 	rxHead int
+	kept   bool // the buffer lent to ReceiveBuf was kept
 
-	h       gnet.Handler
-	started bool
-	running atomic.Bool // started and not stopped: Interrupt services the chip
-	stopped atomic.Bool
-	link    atomic.Bool
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	h  gnet.Handler
+	bh gnet.BufHandler // h, if it can keep buffers
+	// dmaComparable: cfg.DMA's type can be compared with ==, which
+	// Transmit does to recognise a kept buffer on its own platform (a
+	// pointer, as every Platform is; a comparison would panic on a type
+	// that is not comparable).
+	dmaComparable bool
+	started       bool
+	running       atomic.Bool // started and not stopped: Interrupt services the chip
+	stopped       atomic.Bool
+	link          atomic.Bool
+	stop          chan struct{}
+	wg            sync.WaitGroup
 
 	lastRescue atomic.Pointer[string] // the chip and controller at the last rescue
 
@@ -155,12 +294,21 @@ func New(cfg Config) (*NIC, error) {
 	if cfg.LinkPoll == 0 {
 		cfg.LinkPoll = 500 * time.Millisecond
 	}
+	switch {
+	case cfg.RxSpares == 0:
+		cfg.RxSpares = cfg.TxRing
+	case cfg.RxSpares < 0:
+		cfg.RxSpares = 0
+	case cfg.RxSpares > 4096:
+		return nil, fmt.Errorf("%w: %d spare receive buffers (at most 4096)", ErrConfig, cfg.RxSpares)
+	}
 	rl, ok1 := log2(cfg.RxRing)
 	tl, ok2 := log2(cfg.TxRing)
 	if !ok1 || !ok2 || rl < 1 || tl < 1 || rl > 9 || tl > 9 {
 		return nil, fmt.Errorf("%w: ring sizes %d/%d (powers of two, 2..512)", ErrConfig, cfg.RxRing, cfg.TxRing)
 	}
-	n := &NIC{cfg: cfg, regs: cfg.Regs, stop: make(chan struct{})}
+	n := &NIC{cfg: cfg, regs: cfg.Regs, stop: make(chan struct{}), txBatch: max(1, min(txBatchMax, cfg.TxRing/4)),
+		dmaComparable: reflect.TypeOf(cfg.DMA).Comparable()}
 	n.reset()
 	id := uint32(n.csr(csr89))<<16 | uint32(n.csr(csr88))
 	n.part = uint16(id >> 12)
@@ -272,8 +420,23 @@ func (n *NIC) alloc(rl, tl uint) error {
 		}
 		return s, nil
 	}
-	if n.rx, err = mk(n.cfg.RxRing, busdma.FromDevice); err != nil {
+	rxs, err := mk(n.cfg.RxRing+n.cfg.RxSpares, busdma.FromDevice)
+	if err != nil {
 		return err
+	}
+	// One backing array for every receive buffer's bookkeeping.
+	bufs := make([]rxBuf, len(rxs))
+	n.rx = make([]*rxBuf, n.cfg.RxRing)
+	n.pool.free = make([]*rxBuf, 0, n.cfg.RxSpares)
+	for i, s := range rxs {
+		// The CPU may have touched any of the buffer (zeroed it).
+		bufs[i] = rxBuf{owner: n, buf: s.buf, m: s.m, pa: s.pa, fresh: true}
+		if i < len(n.rx) {
+			n.rx[i] = &bufs[i]
+		} else {
+			bufs[i].state = rxSpare
+			n.pool.free = append(n.pool.free, &bufs[i])
+		}
 	}
 	if n.tx, err = mk(n.cfg.TxRing, busdma.ToDevice); err != nil {
 		return err
@@ -293,7 +456,8 @@ func (n *NIC) alloc(rl, tl uint) error {
 	n.ib.Write32(ibRDRA, n.rxPA)
 	n.ib.Write32(ibTDRA, n.txPA)
 	for i := range n.rx {
-		n.giveRx(i, bufSize) // the CPU may have touched any of it
+		n.rxd.Write32(uint32(i*descSize)+dMisc, 0)
+		n.giveRx(i, true)
 	}
 	for i := range n.tx {
 		// Owned by the driver; Transmit fills in the address.
@@ -304,17 +468,34 @@ func (n *NIC) alloc(rl, tl uint) error {
 	return nil
 }
 
-// giveRx hands RX slot i (back) to the chip. The CPU touched (read) no
-// more than the first used bytes of its buffer since the last hand-over,
-// so only their lines can be cached (clean) and need the PreRead
-// invalidate.
-func (n *NIC) giveRx(i, used int) {
-	s := &n.rx[i]
-	_ = s.m.SyncRange(busdma.PreRead, 0, used)
+// giveRx hands RX slot i (back) to the chip, with the buffer now in it.
+//
+// Only a fresh buffer gets the PreRead invalidate. Since its first
+// hand-over the CPU has only read the buffer (the net contract forbids
+// writing a received frame, kept or not), so none of its lines can be
+// dirty, and the PostRead invalidate over each received frame drops any
+// clean line the CPU held across the transfer before the CPU reads it:
+// busdma's rule for re-arming a buffer the CPU never wrote.
+//
+// The chip writes only the status half of the control word and the
+// message count (Am79C970A datasheet, "Receive Descriptors": RMD0, the
+// buffer address, is the host's; Linux's pcnet32 re-arms a descriptor by
+// writing BCNT and OWN alone), so only a buffer that moved into the slot
+// (moved) needs its address written; the message count is the chip's
+// and is read only after it cleared OWN.
+func (n *NIC) giveRx(i int, moved bool) {
+	s := n.rx[i]
+	if s.fresh {
+		_ = s.m.Sync(busdma.PreRead)
+		s.fresh = false
+	}
 	d := uint32(i * descSize)
-	n.rxd.Write32(d+dAddr, s.pa)
-	n.rxd.Write32(d+dMisc, 0)
-	n.rxd.Barrier() // the chip must see the address before OWN
+	if moved {
+		n.rxd.Write32(d+dAddr, s.pa)
+	}
+	// The chip must see the address before OWN, and the CPU be done
+	// reading the buffer.
+	n.rxd.Barrier()
 	n.rxd.Write32(d+dCtl, uint32(descOWN)<<16|uint32(bcnt(bufSize)))
 }
 
@@ -331,7 +512,11 @@ func (n *NIC) MTU() int { return gnet.DefaultMTU }
 // Capabilities implements net.NIC: Transmit copies the frame into the
 // ring slot's buffer and releases it before it returns (CapTxCopy), from
 // any number of segments (CapScatterGather: the copy gathers them).
-func (n *NIC) Capabilities() gnet.Capabilities { return gnet.CapTxCopy | gnet.CapScatterGather }
+// It sends a buffer kept from a pcnet on the same DMA platform without
+// copying it (CapTxRxBuf).
+func (n *NIC) Capabilities() gnet.Capabilities {
+	return gnet.CapTxCopy | gnet.CapScatterGather | gnet.CapTxRxBuf
+}
 
 // Link implements net.NIC. The PCnet-PCI II reports no speed; it is a
 // 10 Mbit/s part on real hardware (QEMU does not throttle).
@@ -355,6 +540,7 @@ func (n *NIC) Start(h gnet.Handler) error {
 	}
 	n.started = true
 	n.h = h
+	n.bh, _ = h.(gnet.BufHandler)
 	n.setCSR(csr1, uint16(n.ibPA))
 	n.setCSR(csr2, uint16(n.ibPA>>16))
 	n.setCSR(csr3, 0) // no interrupt masked
@@ -369,6 +555,7 @@ func (n *NIC) Start(h gnet.Handler) error {
 	if !ok {
 		return fmt.Errorf("%w: CSR0 %#04x", ErrInit, n.csr(csr0))
 	}
+	register(n, true)
 	n.running.Store(true)
 	n.setCSR(csr0, csr0IDON|csr0STRT|csr0IENA)
 	n.rxMu.Lock()
@@ -434,11 +621,12 @@ func (n *NIC) Interrupt() {
 }
 
 func (n *NIC) serviceLocked() {
+	passes.Add(1)
 	n.Stats.Interrupts.Add(1)
 	for i := 0; i < 16; i++ {
 		c := n.csr(csr0)
 		if c&csr0Causes == 0 {
-			return
+			break
 		}
 		n.setCSR(csr0, c&csr0Causes|csr0IENA)
 		if c&csr0MISS != 0 {
@@ -450,24 +638,117 @@ func (n *NIC) serviceLocked() {
 		n.reapRx()
 		n.reapTx()
 	}
+	endPass()
 }
 
-// reapRx delivers every frame the chip has handed back.
+// The TX doorbell (CSR0 TDMD: a register write and two barriers) rings
+// once per service pass rather than once per frame. Frames a pass
+// forwards are queued on the egress chip without it, and when the pass
+// ends it rings every chip that is owed one; a frame queued while no pass
+// is running (the router's own traffic) rings at once, as does the
+// txBatch-th frame queued without a ring, so the TX ring never fills with
+// frames the chip was not told about. A pass on one chip also delays the
+// doorbell of a frame another goroutine queues meanwhile, until the pass
+// ends.
+//
+// No doorbell is lost: Transmit records that it owes one (owed) before it
+// looks whether a pass is running, and a pass, once it stopped counting
+// itself, looks at every chip's owed; with sequentially consistent
+// atomics one of the two sees the other.
+var (
+	passes  atomic.Int32           // service passes in progress, on any chip
+	chipsMu sync.Mutex             // serialises writers of chips
+	chips   atomic.Pointer[[]*NIC] // started chips, which a pass's end looks at
+)
+
+// txCount is what Transmit counted since the doorbell last rang; it is
+// added to Stats when the doorbell rings (three atomics per batch, not
+// per frame).
+type txCount struct{ frames, bytes, fromRx uint32 }
+
+// takeTxCount returns and clears the pending counts; txMu held.
+func (n *NIC) takeTxCount() txCount {
+	c := n.txCount
+	n.txCount = txCount{}
+	return c
+}
+
+// addTxCount adds counts taken with takeTxCount to Stats.
+func (n *NIC) addTxCount(c txCount) {
+	if c.frames != 0 {
+		n.Stats.TxFrames.Add(c.frames)
+		n.Stats.TxBytes.Add(c.bytes)
+	}
+	if c.fromRx != 0 {
+		n.Stats.TxFromRx.Add(c.fromRx)
+	}
+}
+
+// txBatchMax bounds the frames queued without a doorbell (a quarter of
+// the TX ring at most).
+const txBatchMax = 16
+
+// endPass ends a service pass and rings the doorbells it owes.
+func endPass() {
+	passes.Add(-1)
+	if cs := chips.Load(); cs != nil {
+		for _, c := range *cs {
+			if c.owed.Load() {
+				c.txMu.Lock()
+				c.unrung = 0
+				tc := c.takeTxCount()
+				c.txMu.Unlock()
+				c.ring()
+				c.addTxCount(tc)
+			}
+		}
+	}
+}
+
+// ring rings the doorbell if a frame is owed one.
+func (n *NIC) ring() {
+	if n.owed.Swap(false) && n.running.Load() {
+		n.setCSR(csr0, csr0TDMD|csr0IENA)
+	}
+}
+
+// register adds n to (or, with add false, removes it from) the chips a
+// pass's end looks at.
+func register(n *NIC, add bool) {
+	chipsMu.Lock()
+	defer chipsMu.Unlock()
+	var cs []*NIC
+	if old := chips.Load(); old != nil {
+		for _, c := range *old {
+			if c != n {
+				cs = append(cs, c)
+			}
+		}
+	}
+	if add {
+		cs = append(cs, n)
+	}
+	chips.Store(&cs)
+}
+
+// reapRx delivers every frame the chip has handed back. It counts them
+// once at the end: two atomics per pass instead of per frame.
 func (n *NIC) reapRx() {
 	n.rxMu.Lock()
 	defer n.rxMu.Unlock()
+	frames, bytes := uint32(0), uint32(0)
 	for k := 0; k < len(n.rx); k++ {
 		i := n.rxHead
 		d := uint32(i * descSize)
 		ctl := n.rxd.Read32(d + dCtl)
 		st := uint16(ctl >> 16)
 		if st&descOWN != 0 {
-			return
+			break
 		}
 		n.rxd.Barrier() // read the rest of the descriptor after OWN
 		mcnt := int(n.rxd.Read32(d+dMisc) & mcntMask)
-		s := &n.rx[i]
-		used := 0 // bytes of the buffer the CPU read
+		s := n.rx[i]
+		moved := false // a spare took the slot
 		switch {
 		case st&descERR != 0 || st&(descSTP|descENP) != descSTP|descENP:
 			n.Stats.RxErrors.Add(1)
@@ -478,14 +759,31 @@ func (n *NIC) reapRx() {
 		default:
 			// Only the frame's lines: the chip wrote mcnt bytes.
 			_ = s.m.SyncRange(busdma.PostRead, 0, mcnt)
-			used = mcnt
 			l := mcnt - fcsLen
-			n.Stats.RxFrames.Add(1)
-			n.Stats.RxBytes.Add(uint32(l))
-			n.h.Receive(s.buf[:l:l])
+			frames++
+			bytes += uint32(l)
+			f := s.buf[:l:l]
+			if n.bh == nil {
+				n.h.Receive(f)
+				break
+			}
+			s.state, s.slot, s.frame[0] = rxLent, i, f
+			n.kept = false
+			n.bh.ReceiveBuf(f, s)
+			// A kept buffer is no longer ours to touch (it may be
+			// sent and released already): a spare took its place in
+			// n.rx[i].
+			if !n.kept {
+				s.state, s.frame[0] = rxInRing, nil
+			}
+			moved = n.kept
 		}
-		n.giveRx(i, used)
+		n.giveRx(i, moved)
 		n.rxHead = (i + 1) & (len(n.rx) - 1)
+	}
+	if frames != 0 {
+		n.Stats.RxFrames.Add(frames)
+		n.Stats.RxBytes.Add(bytes)
 	}
 }
 
@@ -504,14 +802,22 @@ func (n *NIC) reapTx() {
 		if st&descERR != 0 || n.txd.Read32(d+dMisc)&(txBUFF|txUFLO|txLCOL|txLCAR|txRTRY) != 0 {
 			n.Stats.TxErrors.Add(1)
 		}
-		_ = n.tx[i].m.Sync(busdma.PostWrite)
+		if s := &n.tx[i]; s.loan != nil {
+			b := s.loan
+			s.loan = nil
+			b.Release() // back to the receiving NIC's pool
+		} else {
+			_ = s.m.Sync(busdma.PostWrite)
+		}
 		n.txTail = (i + 1) & (len(n.tx) - 1)
 		n.txUsed--
 	}
 }
 
 // Transmit implements net.NIC. The frame is copied into the ring slot's
-// buffer and b is released before Transmit returns.
+// buffer and b is released before Transmit returns, unless b is a
+// receive buffer kept from a pcnet on the same DMA platform: the chip
+// sends that in place, and it is released once sent.
 func (n *NIC) Transmit(b gnet.TxBuf) error {
 	l := b.Len()
 	if l < gnet.EthHeaderLen || l > maxFrame {
@@ -536,21 +842,35 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	}
 	i := n.txHead
 	s := &n.tx[i]
+	pa := s.pa
 	off := 0
-	for _, seg := range b.Segments() {
-		off += copy(s.buf[off:], seg)
+	kept, _ := b.(*rxBuf)
+	if kept != nil && l >= minFrame && n.dmaComparable && kept.owner.dmaComparable && kept.owner.cfg.DMA == n.cfg.DMA {
+		// A receive buffer of a pcnet on our platform: the chip sends
+		// it from where it landed. No PreWrite: the CPU has not written
+		// it since the PostRead after it landed (nobody writes a
+		// received frame, the net contract says, and KeepWith wrote
+		// back what it wrote), so memory holds the frame and no line of
+		// it can be dirty.
+		s.loan, pa, off = kept, kept.pa, l
+		n.txCount.fromRx++
+	} else {
+		kept = nil
+		for _, seg := range b.Segments() {
+			off += copy(s.buf[off:], seg)
+		}
+		for ; off < minFrame; off++ {
+			s.buf[off] = 0
+		}
+		_ = s.m.SyncRange(busdma.PreWrite, 0, off) // the chip reads off bytes
 	}
-	for ; off < minFrame; off++ {
-		s.buf[off] = 0
-	}
-	_ = s.m.SyncRange(busdma.PreWrite, 0, off) // the chip reads off bytes
 	d := uint32(i * descSize)
 	own := uint32(descOWN|descSTP|descENP)<<16 | uint32(bcnt(off))
 	early := n.hz.ownFirst() // false in the shipped build
 	if early {
 		n.txd.Write32(d+dCtl, own)
 	}
-	n.txd.Write32(d+dAddr, s.pa)
+	n.txd.Write32(d+dAddr, pa)
 	n.txd.Write32(d+dMisc, 0)
 	n.txd.Barrier() // every field before OWN
 	if !early {
@@ -559,11 +879,24 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	n.txd.Barrier()
 	n.txHead = (i + 1) & (len(n.tx) - 1)
 	n.txUsed++
+	n.unrung++
+	n.txCount.frames++
+	n.txCount.bytes += uint32(l)
+	n.owed.Store(true) // before looking for a pass: see passes
+	now := n.unrung >= n.txBatch || passes.Load() == 0
+	var tc txCount
+	if now {
+		n.unrung = 0
+		tc = n.takeTxCount()
+	}
 	n.txMu.Unlock()
-	n.setCSR(csr0, csr0TDMD|csr0IENA)
-	n.Stats.TxFrames.Add(1)
-	n.Stats.TxBytes.Add(uint32(l))
-	b.Release()
+	if now {
+		n.ring()
+		n.addTxCount(tc)
+	}
+	if kept == nil {
+		b.Release()
+	}
 	return nil
 }
 
@@ -593,9 +926,24 @@ func (n *NIC) Stop() {
 		return
 	}
 	n.running.Store(false)
+	if n.started {
+		register(n, false)
+	}
 	n.setCSR(csr0, csr0STOP)
 	n.svcMu.Lock() // an Interrupt pass that began before Stop has ended
 	n.svcMu.Unlock()
+	// The chip is stopped: kept buffers still queued go back to their
+	// owners.
+	n.txMu.Lock()
+	for i := range n.tx {
+		if b := n.tx[i].loan; b != nil {
+			n.tx[i].loan = nil
+			b.Release()
+		}
+	}
+	tc := n.takeTxCount()
+	n.txMu.Unlock()
+	n.addTxCount(tc)
 	if n.started {
 		close(n.stop)
 		n.wg.Wait()

@@ -90,7 +90,7 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	}
 	r.mac = ar9300sim.New(sys, sc)
 	r.regs = r.mac.Map("wmac")
-	r.pw = power.New("wmac", ar9300.PowerRegs(r.regs))
+	r.pw = power.New("wmac", r.regs)
 	var pw ar9300.Power = r.pw
 	if o.power != nil {
 		pw = o.power(r.pw)

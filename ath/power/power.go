@@ -29,9 +29,31 @@ import (
 )
 
 // Regs is 32-bit register access to the MAC (a bus-space region).
+//
+// A Regs that also has a Barrier method (a barrier.Space, whose writes
+// may be posted) gets a Barrier after every write the wake and sleep
+// sequences make: they are ordered steps (set FORCE_WAKE, then poll
+// RTC_STATUS; set PWR_SAV, then drop FORCE_WAKE), and a status read that
+// overtook a still-posted sleep write would see the chip "on" just before
+// it goes to sleep, leaving the driver's next accesses to hit a sleeping
+// MAC (ath/ar9300's tests hang without it). FreeBSD's
+// ar5416SetPowerModeAwake orders the same steps with OS_REG_WRITE and
+// OS_DELAY.
 type Regs interface {
 	Read32(off uint32) uint32
 	Write32(off, v uint32)
+}
+
+// orderedRegs is a Regs whose every write is completed before the next
+// access.
+type orderedRegs struct {
+	Regs
+	b interface{ Barrier() }
+}
+
+func (o orderedRegs) Write32(off, v uint32) {
+	o.Regs.Write32(off, v)
+	o.b.Barrier()
 }
 
 // Register offsets and bits (FreeBSD ar5416reg.h; same values as the
@@ -94,6 +116,9 @@ type Chip struct {
 // New returns the power manager for a MAC at regs. The chip is assumed to
 // be in full sleep; the target when idle is network sleep.
 func New(name string, regs Regs) *Chip {
+	if b, ok := regs.(interface{ Barrier() }); ok {
+		regs = orderedRegs{regs, b}
+	}
 	c := &Chip{regs: regs, target: NetworkSleep, cur: FullSleep}
 	c.dom = powersave.New(name, (*device)(c))
 	return c

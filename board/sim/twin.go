@@ -46,6 +46,9 @@ type TwinConfig struct {
 	FlashImage []byte
 	// Log receives model misuse reports (default: stderr).
 	Log func(format string, a ...any)
+	// USB, if set, names the TAP device that is the Ethernet side of an
+	// AX88179 plugged into the board's first USB port (twin_usb.go).
+	USB string
 }
 
 // defaultBase is a locally administered address (bit 1 of the first byte).
@@ -90,6 +93,7 @@ type Twin struct {
 	flashErr  error
 
 	misuses atomic.Uint64
+	usb     twinUSB // twin_usb.go
 
 	once  sync.Once
 	wired *wire.Wired
@@ -174,7 +178,9 @@ func (t *Twin) build() error {
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
-	t.sys = hwsim.New(hwsim.Config{Seed: seed, BigEndianCPU: true})
+	// The USB stack fills mapped buffers outside the System lock, so
+	// spontaneous eviction would be a data race (hwsim.Config.NoEviction).
+	t.sys = hwsim.New(hwsim.Config{Seed: seed, BigEndianCPU: true, NoEviction: t.cfg.USB != ""})
 	t.sys.OnMisuse(func(m hwsim.Misuse) {
 		t.misuses.Add(1)
 		t.logf("HARDWARE MISUSE (seed %d): %v", seed, m)
@@ -301,13 +307,17 @@ func (t *Twin) build() error {
 			t.readTAP(j, func(f []byte) { t.deliver(m, f) })
 		}
 	}
-	return nil
+	return t.buildUSB(cpu)
 }
 
 // Ports implements board.Board: wire.Ports, the bare-metal bring-up, on
 // the models.
 func (t *Twin) Ports() ([]board.Port, error) {
-	t.once.Do(func() { t.wired, t.err = wire.Ports(t.b, t.Hardware(), t.cfg.Base) })
+	t.once.Do(func() {
+		if t.wired, t.err = wire.Ports(t.b, t.Hardware(), t.cfg.Base); t.err == nil {
+			t.wired.Ports = append(t.wired.Ports, t.startUSB()...) // twin_usb.go
+		}
+	})
 	if t.err != nil {
 		return nil, t.err
 	}
@@ -357,6 +367,7 @@ func (t *Twin) Close() error {
 		if t.wired != nil {
 			_ = t.wired.Close()
 		}
+		t.closeUSB()
 		close(t.stop)
 		for _, j := range t.jacks {
 			if j.Dev != nil {

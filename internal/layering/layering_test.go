@@ -108,7 +108,7 @@ func forbid(t *testing.T, roots []string, why string, bad func(path string, p pk
 func TestDriversLinkNoKernel(t *testing.T) {
 	roots := []string{module + "/arge", module + "/pcnet", module + "/net/bridge",
 		module + "/usbnet", module + "/usbnet/usb", module + "/usbnet/uhci", module + "/usbnet/cdcecm",
-		module + "/usbnet/axge", module + "/ath/ar9300"}
+		module + "/usbnet/axge", module + "/usbnet/ehci", module + "/ath/ar9300"}
 	banned := []string{module + "/kernel", module + "/soc/malta", "gvisor.dev/gvisor/pkg/tcpip/stack"}
 	forbid(t, roots, "a driver or the bridge links a package it must not", func(path string, _ pkgInfo) bool {
 		for _, b := range banned {
@@ -185,6 +185,7 @@ func TestModelsDontTrustDrivers(t *testing.T) {
 		"usbnet/axge/axgesim":  "usbnet/axge",
 		"usbnet/cdcecm/ecmsim": "usbnet/cdcecm",
 		"ath/ar9300/ar9300sim": "ath/ar9300",
+		"usbnet/ehci/ehcisim":  "usbnet/ehci",
 	} {
 		forbid(t, []string{module + "/" + model}, model+" links its driver", func(path string, _ pkgInfo) bool {
 			return path == module+"/"+driver

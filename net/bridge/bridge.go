@@ -44,7 +44,12 @@
 // returns (net.CapTxCopy: pcnet, the TAP device): it is lent the driver's
 // receive buffer itself, so a frame forwarded between such NICs costs the
 // bridge no copy and no buffer at all (the egress driver's copy into its
-// ring is the only one).
+// ring is the only one). And a driver that offers its receive buffers for
+// keeping (net.BufHandler) gets no copy at all for a frame forwarded
+// unchanged to a NIC that sends such buffers in place (net.CapTxRxBuf):
+// the egress port, the last to get the frame, keeps the buffer and
+// transmits it. The host port offers that buffer to a LendBufHandler (the
+// router's forwarding layer), which may keep it to send a routed frame.
 //
 // There is no spanning tree: the default configuration (one bridge over
 // the LAN ports) creates no loop, and a loop made by cabling shows up as
@@ -102,6 +107,9 @@ type ingress struct {
 	own  bool         // v is the bridge's copy, released when Input returns
 	last bool         // set before each send: no port gets the frame after this one
 	lent lentFrame    // the TxBuf lending the frame to a NIC that copies (CapTxCopy)
+	// rxBuf lets the last port keep the ingress driver's buffer
+	// (net.RxBuf), if the driver offered it; nil otherwise.
+	rxBuf gnet.RxBuf
 }
 
 // view returns frame in a refcounted buffer keepers take references to,

@@ -39,8 +39,9 @@ type HostNIC struct {
 
 	rxMu    sync.Mutex // serialises calls into h
 	h       gnet.Handler
-	vh      ViewHandler // h, if it takes frames by reference
-	lh      LendHandler // h, if it takes some frames borrowed first
+	vh      ViewHandler    // h, if it takes frames by reference
+	lh      LendHandler    // h, if it takes some frames borrowed first
+	lbh     LendBufHandler // h, if it can also keep the driver's buffer
 	flat    [gnet.RxBufSize]byte
 	started atomic.Bool
 
@@ -74,6 +75,17 @@ type ViewHandler interface {
 type LendHandler interface {
 	ViewHandler
 	ReceiveLent(frame []byte) bool
+}
+
+// A LendBufHandler is a LendHandler that can also keep the ingress
+// driver's buffer (net.RxBuf): when the driver offered it and the host
+// port is the frame's last port, the bridge calls ReceiveLentBuf instead
+// of ReceiveLent, with the same contract plus r, whose Keep or KeepWith
+// the handler may call during the call (the router's forwarding layer
+// sends a rewritten frame out of another NIC from the driver's buffer).
+type LendBufHandler interface {
+	LendHandler
+	ReceiveLentBuf(frame []byte, r gnet.RxBuf) bool
 }
 
 // AddHostPort adds the router's own stack as a bridge port with VLAN
@@ -125,6 +137,7 @@ func (n *HostNIC) Start(h gnet.Handler) error {
 	n.h = h
 	n.vh, _ = h.(ViewHandler)
 	n.lh, _ = h.(LendHandler)
+	n.lbh, _ = h.(LendBufHandler)
 	n.rxMu.Unlock()
 	return n.b.SetLink(n.port, true)
 }
@@ -204,12 +217,24 @@ func (l hostLink) deliver(x *ingress, hdr, payload []byte) bool {
 	}
 	n.rxMu.Lock()
 	defer n.rxMu.Unlock()
+	if n.h != nil && hdr == nil && x != nil && x.v == nil && n.lh != nil {
+		// Offered borrowed first, with the driver's buffer to keep if
+		// the handler can and the host port is the frame's last port;
+		// consumed means no copy of the bridge's.
+		var took bool
+		if n.lbh != nil && x.last && x.rxBuf != nil {
+			took = n.lbh.ReceiveLentBuf(payload, x.rxBuf)
+		} else {
+			took = n.lh.ReceiveLent(payload)
+		}
+		if took {
+			return true
+		}
+	}
 	switch {
 	case n.h == nil:
 		n.RxNoHandler.Add(1)
 		return false
-	case hdr == nil && x != nil && x.v == nil && n.lh != nil && n.lh.ReceiveLent(payload):
-		// Consumed from the borrowed frame: no copy of the bridge's.
 	case hdr == nil && x != nil && n.vh != nil && x.last:
 		n.vh.ReceiveView(x.take(payload))
 	case hdr == nil && x != nil && n.vh != nil:

@@ -26,12 +26,13 @@ import (
 // congested port, so a slow port never holds up the others.
 func (b *Bridge) AttachNIC(nic gnet.NIC, v PortVLANs) (int, error) {
 	caps := nic.Capabilities()
-	np := &nicPort{b: b, nic: nic, gather: caps&gnet.CapScatterGather != 0, copies: caps&gnet.CapTxCopy != 0}
+	np := &nicPort{b: b, nic: nic, gather: caps&gnet.CapScatterGather != 0, copies: caps&gnet.CapTxCopy != 0,
+		sendsRx: caps&gnet.CapTxRxBuf != 0}
 	p, err := b.AddPort(np, v)
 	if err != nil {
 		return -1, err
 	}
-	np.port = p
+	np.port, np.in = p, b.ports[p]
 	if err := nic.Start(np); err != nil {
 		return -1, err
 	}
@@ -42,15 +43,27 @@ func (b *Bridge) AttachNIC(nic gnet.NIC, v PortVLANs) (int, error) {
 }
 
 type nicPort struct {
-	b      *Bridge
-	nic    gnet.NIC
-	port   int
-	gather bool // the NIC takes multi-segment TxBufs
-	copies bool // the NIC is done with a TxBuf when Transmit returns (CapTxCopy)
+	b       *Bridge
+	nic     gnet.NIC
+	port    int
+	in      *port // the bridge's port np.port
+	gather  bool  // the NIC takes multi-segment TxBufs
+	copies  bool  // the NIC is done with a TxBuf when Transmit returns (CapTxCopy)
+	sendsRx bool  // the NIC sends kept receive buffers in place (CapTxRxBuf)
 }
 
 // Receive implements net.Handler: the borrowed frame is bridged at once.
 func (np *nicPort) Receive(frame []byte) { np.b.Input(np.port, frame) }
+
+// ReceiveBuf implements net.BufHandler: the frame is bridged like a
+// borrowed one, but an egress NIC that sends kept receive buffers in
+// place (net.CapTxRxBuf) may be given the driver's buffer itself.
+func (np *nicPort) ReceiveBuf(frame []byte, r gnet.RxBuf) {
+	x := &np.in.rx
+	x.rxBuf = r
+	np.b.Input(np.port, frame)
+	x.rxBuf = nil
+}
 
 // LinkChanged implements net.Handler.
 func (np *nicPort) LinkChanged(ls gnet.LinkState) {
@@ -76,6 +89,18 @@ func (np *nicPort) Send(hdr, payload []byte) bool {
 // (CapTxCopy) transmits the borrowed ingress frame itself; others get a
 // TxBuf that shares the ingress copy.
 func (np *nicPort) keep(x *ingress, frame, hdr []byte, rest int) bool {
+	if x.rxBuf != nil && x.last && hdr == nil && np.sendsRx {
+		// The last port to get the frame, unchanged: it may have the
+		// driver's buffer, sent without a copy.
+		if t := x.rxBuf.Keep(); t != nil {
+			x.rxBuf = nil
+			if np.nic.Transmit(t) != nil {
+				t.Release()
+				return false
+			}
+			return true
+		}
+	}
 	if np.copies && (hdr == nil || np.gather) {
 		return np.lend(x, frame, hdr, rest)
 	}

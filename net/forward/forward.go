@@ -49,6 +49,14 @@
 // the headers are copied when the egress NIC gathers: the payload goes
 // from the ingress driver's buffer to the egress driver's ring, the one
 // copy of the frame (processLent).
+//
+// No copy at all when br-lan's host port also offers the ingress
+// driver's buffer (the Iface is a bridge.LendBufHandler) and the egress
+// NIC sends such a buffer in place (net.CapTxRxBuf: pcnet to pcnet): the
+// fast path keeps the buffer with the rewritten headers written over its
+// own (net.RxBuf.KeepWith) and the egress chip sends it from there. Only
+// frames with at least keepMinTail bytes after the headers go that way;
+// for shorter ones the copy is cheaper than keeping.
 package forward
 
 import (

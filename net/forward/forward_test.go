@@ -27,6 +27,9 @@ type sinkNIC struct {
 	// once, as it does either way): the forwarder then takes its lent
 	// fast path.
 	copies bool
+	// sendsRx advertises net.CapTxRxBuf: a kept receive buffer is
+	// sent as it is (this NIC sends every TxBuf the same way).
+	sendsRx bool
 }
 
 func (s *sinkNIC) MACAddress() gnet.MAC { return s.mac }
@@ -37,10 +40,14 @@ func (s *sinkNIC) MTU() int {
 	return gnet.DefaultMTU
 }
 func (s *sinkNIC) Capabilities() gnet.Capabilities {
+	var c gnet.Capabilities
 	if s.copies {
-		return gnet.CapTxCopy | gnet.CapScatterGather // Transmit flattens
+		c |= gnet.CapTxCopy | gnet.CapScatterGather // Transmit flattens
 	}
-	return 0
+	if s.sendsRx {
+		c |= gnet.CapTxRxBuf
+	}
+	return c
 }
 func (s *sinkNIC) Link() gnet.LinkState {
 	return gnet.LinkState{Up: true, SpeedMbps: 1000, FullDuplex: true}
@@ -136,6 +143,9 @@ func newRig(t testing.TB) *rig { return newRigMTU(t, 0) }
 // copyingNICs makes newRig's NICs advertise net.CapTxCopy (TestLentPath).
 var copyingNICs bool
 
+// rxBufNICs makes newRig's NICs advertise net.CapTxRxBuf.
+var rxBufNICs bool
+
 // TestLentPath runs the forwarding tests again with lower NICs that copy
 // before Transmit returns, so that borrowed frames take processLent (one
 // copy into the interface's buffer, no gVisor buffer) and its fallbacks
@@ -226,8 +236,8 @@ func newRigMTU(t testing.TB, wanMTU int) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &rig{f: f, lanNIC: &sinkNIC{mac: lanMAC, keep: true, copies: copyingNICs},
-		wanNIC: &sinkNIC{mac: wanMAC, keep: true, mtu: wanMTU, copies: copyingNICs},
+	g := &rig{f: f, lanNIC: &sinkNIC{mac: lanMAC, keep: true, copies: copyingNICs, sendsRx: rxBufNICs},
+		wanNIC: &sinkNIC{mac: wanMAC, keep: true, mtu: wanMTU, copies: copyingNICs, sendsRx: rxBufNICs},
 		lanUp:  &stackRecorder{}, wanUp: &stackRecorder{}}
 	if g.lan, err = f.AddIface(IfaceConfig{Name: "lan", NIC: g.lanNIC}); err != nil {
 		t.Fatal(err)

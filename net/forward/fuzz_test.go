@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net/netip"
 	"testing"
+
+	gnet "github.com/gowrt/gowrt/net"
 )
 
 // FuzzReceive feeds arbitrary frames to both interfaces of a forwarder
@@ -49,6 +51,62 @@ func fuzzReceive(f *testing.F, copying bool) {
 		in.Receive(lent)
 		if !bytes.Equal(lent, b) {
 			t.Fatal("the received frame was written to")
+		}
+		for _, nic := range []*sinkNIC{g.lanNIC, g.wanNIC} {
+			for _, s := range nic.sent {
+				if len(s) < 14+20 || s[12] != 0x08 || s[13] != 0 {
+					t.Fatalf("sent a frame that is not IPv4: % x", s)
+				}
+				if checksum(s[14:14+int(s[14]&0x0f)*4], 0) != 0 {
+					t.Fatalf("sent a frame whose IPv4 header checksum is wrong: % x", s)
+				}
+			}
+		}
+	})
+}
+
+// FuzzReceiveLentBuf is FuzzReceiveLent with the ingress driver's buffer
+// offered too (ReceiveLentBuf, br-lan's host port) and an egress NIC that
+// sends kept buffers in place: frames sent on are valid IPv4, a frame
+// not kept is never written to, and a kept one only in its headers.
+func FuzzReceiveLentBuf(f *testing.F) {
+	out := netip.AddrPortFrom(host, 5000)
+	to := netip.AddrPortFrom(remote, 53)
+	wanSide := netip.AddrPortFrom(wanAddr.Addr(), 5000)
+	for _, s := range [][]byte{
+		frame(lanMAC, hostMAC, out, to, protoUDP, 64, udp(32)),
+		frame(lanMAC, hostMAC, out, to, protoUDP, 64, udp(600)),
+		frame(lanMAC, hostMAC, out, to, protoTCP, 64, tcpSYN()),
+		frame(wanMAC, gwMAC, to, wanSide, protoUDP, 60, udp(700)),
+		{},
+		make([]byte, 14),
+	} {
+		f.Add(false, s)
+		f.Add(true, s)
+	}
+	copyingNICs, rxBufNICs = true, true
+	g := newRig(f)
+	copyingNICs, rxBufNICs = false, false
+	g.lan.Receive(frame(lanMAC, hostMAC, out, to, protoUDP, 64, udp(32)))
+	g.lanNIC.keep, g.wanNIC.keep = true, true
+	var rx driverRx
+	f.Fuzz(func(t *testing.T, fromWAN bool, b []byte) {
+		if len(b) > gnet.RxBufSize {
+			return
+		}
+		g.lanNIC.sent, g.wanNIC.sent = nil, nil
+		in := g.lan
+		if fromWAN {
+			in = g.wan
+		}
+		keeps := rx.keeps
+		lent := rx.lend(b)
+		in.ReceiveLentBuf(lent, &rx)
+		switch {
+		case rx.keeps == keeps && !bytes.Equal(lent, b):
+			t.Fatal("a frame not kept was written to")
+		case rx.keeps != keeps && (len(lent) != len(b) || len(b) > maxHeaders && !bytes.Equal(lent[maxHeaders:], b[maxHeaders:])):
+			t.Fatal("a kept frame was written beyond its headers")
 		}
 		for _, nic := range []*sinkNIC{g.lanNIC, g.wanNIC} {
 			for _, s := range nic.sent {

@@ -59,10 +59,14 @@ type Iface struct {
 	// (net.CapTxCopy), so the fast path may transmit from lent.
 	copies  bool
 	gathers bool // lower takes multi-segment TxBufs (net.CapScatterGather)
+	sendsRx bool // lower sends kept receive buffers in place (net.CapTxRxBuf)
 	// lent and lentTx serve processLent, on this interface's receive
 	// path (serialised: one lower NIC's handler calls).
 	lent   [gnet.RxBufSize]byte
 	lentTx lentTxBuf
+	// rxBuf is the ingress driver's buffer of the frame processLent
+	// handles, if ReceiveLentBuf offered it: keepable.
+	rxBuf gnet.RxBuf
 }
 
 // lentTxBuf is a TxBuf over an interface's lent buffer, for a NIC that
@@ -137,6 +141,7 @@ func (f *Forwarder) AddIface(c IfaceConfig) (*Iface, error) {
 	i.viewTx, _ = c.NIC.(viewTransmitter)
 	i.copies = i.viewTx == nil && c.NIC.Capabilities()&gnet.CapTxCopy != 0
 	i.gathers = c.NIC.Capabilities()&gnet.CapScatterGather != 0
+	i.sendsRx = c.NIC.Capabilities()&gnet.CapTxRxBuf != 0
 	f.ifaces[n] = i
 	if m := f.minMTU.Load(); m == 0 || int32(i.mtu) < m {
 		f.minMTU.Store(int32(i.mtu))
@@ -344,6 +349,17 @@ func (i *Iface) ReceiveLent(frame []byte) bool {
 		return false
 	}
 	return i.f.processLent(i, frame)
+}
+
+// ReceiveLentBuf implements net/bridge's LendBufHandler: ReceiveLent,
+// with the ingress driver's buffer, which the fast path keeps with its
+// rewritten headers (net.RxBuf.KeepWith) for an egress NIC that sends such
+// a buffer in place: the routed frame is not copied at all.
+func (i *Iface) ReceiveLentBuf(frame []byte, r gnet.RxBuf) bool {
+	i.rxBuf = r
+	ok := i.ReceiveLent(frame)
+	i.rxBuf = nil
+	return ok
 }
 
 // ReceiveView takes frames by reference from a lower NIC that hands them

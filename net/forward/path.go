@@ -105,7 +105,11 @@ func (f *Forwarder) processLent(in *Iface, frame []byte) bool {
 	copy(b, frame[:n])
 	vd := f.table.Forward(b[gnet.EthHeaderLen:], in.id)
 	if vd.Action == nat.Forward && vd.Conn != nil {
-		if out := f.iface(vd.Out); out != nil && out.copies && (n == len(frame) || out.gathers) {
+		out := f.iface(vd.Out)
+		if out != nil && out.sendsRx && in.rxBuf != nil && len(frame)-n >= keepMinTail && f.sendKept(in, out, b[:n], vd) {
+			return true
+		}
+		if out != nil && out.copies && (n == len(frame) || out.gathers) {
 			if h := vd.Hop(); h.Valid && h.Out == vd.Out {
 				copy(b[0:6], h.Dst[:])
 				copy(b[6:12], h.Src[:])
@@ -121,6 +125,40 @@ func (f *Forwarder) processLent(in *Iface, frame []byte) bool {
 	f.act(in, buffer.NewViewWithData(b), vd, nil)
 	return true
 }
+
+// sendKept sends the frame processLent handles out of out from the
+// ingress driver's buffer, kept with the rewritten headers head written
+// over its own (net.RxBuf.KeepWith): no copy. It reports false, having
+// done nothing, if the next hop is not cached or the driver cannot spare
+// the buffer.
+func (f *Forwarder) sendKept(in, out *Iface, head []byte, vd nat.Verdict) bool {
+	h := vd.Hop()
+	if !h.Valid || h.Out != vd.Out {
+		return false
+	}
+	copy(head[0:6], h.Dst[:])
+	copy(head[6:12], h.Src[:])
+	t := in.rxBuf.KeepWith(head)
+	if t == nil {
+		return false
+	}
+	in.rxBuf = nil
+	if out.lower.Transmit(t) != nil {
+		t.Release()
+		f.Stats.TxErrors.Add(1)
+		return true
+	}
+	f.Stats.Forwarded.Add(1)
+	f.Stats.FastPath.Add(1)
+	return true
+}
+
+// keepMinTail is the least payload beyond the rewritten headers for
+// which the fast path keeps the driver's buffer rather than have the
+// egress NIC copy the frame: keeping costs a spare buffer's round trip
+// and the headers' cache writeback, which a copy of fewer bytes beats
+// (natbench: a 60-byte frame cost about 190 instructions more kept).
+const keepMinTail = 256
 
 // maxHeaders bounds the headers of a TCP or UDP frame the fast path
 // rewrites: Ethernet, an IPv4 header with options (60), a TCP header with

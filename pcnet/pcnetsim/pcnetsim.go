@@ -16,6 +16,13 @@
 //     (missing PREWRITE) is reported as a stale device read; an RX buffer
 //     still dirty in the cache when the frame lands (missing PREREAD) is
 //     reported too.
+//   - A receive buffer must belong to one descriptor at a time: the
+//     model reports an RX descriptor it takes whose buffer overlaps the
+//     buffer of another RX descriptor the chip owns or of a TX descriptor
+//     it owns and has not sent yet, and a TX descriptor whose buffer
+//     overlaps that of an RX descriptor the chip owns (a driver that
+//     refills its ring with a buffer kept for transmission has the frame
+//     overwritten before it is sent, or two frames land in one buffer).
 //   - The interrupt is a level line that stays asserted until every cause
 //     bit is written back as one; frames that find no RX descriptor are
 //     counted as missed (CSR0 MISS), as the chip does.
@@ -70,6 +77,14 @@ const (
 type Config struct {
 	MAC  [6]byte
 	Line int // interrupt line on Ctl
+	// TxOnDemand makes the TX engine look at its ring only after the
+	// driver wrote TDMD (transmit demand), until it finds no descriptor
+	// it owns: a driver that queues a frame and never rings the doorbell
+	// stalls. (The real chip also polls the ring every few milliseconds;
+	// the model does not, so a lost doorbell shows.) Without it the
+	// engine takes a descriptor as soon as it sees OWN, which catches
+	// descriptors handed over half-written.
+	TxOnDemand bool
 	// OnTransmit receives each frame the chip sends (without FCS). It
 	// runs with the System lock held and must not block or call the model;
 	// the slice is only valid during the call.
@@ -362,6 +377,9 @@ func (c *Chip) length(ctl uint32, what string, d uint64) (int, bool) {
 }
 
 func (c *Chip) txStep() bool {
+	if c.cfg.TxOnDemand && c.csr[0]&c0TDMD == 0 {
+		return false
+	}
 	d := c.tdra + uint64(c.txIdx*16)
 	ctl, ok := c.load(d + 4)
 	if !ok || ctl>>16&own == 0 {
@@ -378,6 +396,9 @@ func (c *Chip) txStep() bool {
 	if good && (n < 14 || n > 1518) {
 		c.misuse("TX descriptor at %#x: length %d", d, n)
 		good = false
+	}
+	if good {
+		c.checkOwner(false, d, uint64(addr), n)
 	}
 	var frame []byte
 	if good {
@@ -429,6 +450,9 @@ func (c *Chip) rxStep() bool {
 		c.misuse("RX descriptor at %#x: buffer of %d bytes for a %d-byte frame (chaining not modelled)", d, n, msg)
 		good = false
 	}
+	if good {
+		c.checkOwner(true, d, uint64(addr), n)
+	}
 	st := uint16(0)
 	if good {
 		buf := make([]byte, msg)
@@ -450,4 +474,38 @@ func (c *Chip) rxStep() bool {
 	c.csr[0] |= c0RINT
 	c.rxIdx = (c.rxIdx + 1) % c.rlen
 	return true
+}
+
+// checkOwner reports the buffer [addr, addr+n) of descriptor d (an RX
+// one if rx) if a descriptor the chip also owns, another RX one or a TX
+// one not yet sent, has a buffer overlapping it.
+func (c *Chip) checkOwner(rx bool, d, addr uint64, n int) {
+	what := "TX"
+	if rx {
+		what = "RX"
+	}
+	rings := []struct {
+		what string
+		base uint64
+		size int
+	}{{"RX", c.rdra, c.rlen}, {"TX", c.tdra, c.tlen}}
+	for _, r := range rings {
+		for i := 0; i < r.size; i++ {
+			od := r.base + uint64(i*16)
+			if od == d {
+				continue
+			}
+			ctl, ok := c.load(od + 4)
+			if !ok || ctl>>16&own == 0 || uint16(ctl)&0xf000 != 0xf000 {
+				continue
+			}
+			oa, _ := c.load(od)
+			on := int(-int16(uint16(ctl)|0xf000)) & 0xfff
+			if (rx || r.what == "RX") && uint64(oa) < addr+uint64(n) && addr < uint64(oa)+uint64(on) {
+				c.misuse("%s descriptor at %#x: buffer %#x+%d overlaps the buffer %#x+%d of %s descriptor %#x, which the chip also owns",
+					what, d, addr, n, oa, on, r.what, od)
+				return
+			}
+		}
+	}
 }

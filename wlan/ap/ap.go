@@ -188,7 +188,7 @@ type Stats struct {
 	WDSRefused     atomic.Uint64 // 4-address frames dropped: WDS off
 	PSBuffered     atomic.Uint64
 	PSDropped      atomic.Uint64
-	TxAMPDUQueued  atomic.Uint64 // MSDUs queued for A-MPDU transmission (wlan/txq)
+	TxScheduled    atomic.Uint64 // MSDUs queued in the A-MPDU scheduler (wlan/txq)
 	BAActions      atomic.Uint64 // Block Ack action frames sent
 	RxAMSDU        atomic.Uint64 // A-MSDUs received (each subframe bridged)
 }
@@ -240,6 +240,7 @@ type station struct {
 	caps rate.Caps
 	txs  *txq.Station
 	rx   *ht.Rx
+	win  [8]int // the Block Ack window the scheduler has per TID
 }
 
 // AP is an access point. Its methods are safe for concurrent use.

@@ -120,18 +120,20 @@ func (a *AP) authorizedHT(s *station) {
 	if !s.ht || a.sched == nil {
 		return
 	}
-	var err error
+	sc := txq.StationConfig{Addr: s.addr, Caps: s.caps, Key: radio.NoKey}
 	switch {
 	case a.cfg.Open:
-		s.txs, err = a.sched.AddStation(s.addr, s.caps, radio.NoKey)
 	case s.slot != radio.NoKey:
-		s.txs, err = a.sched.AddStation(s.addr, s.caps, s.slot)
+		sc.Key = s.slot
 	case s.key != nil:
 		key := s.key
-		s.txs, err = a.sched.AddStationSealed(s.addr, s.caps, func(mpdu []byte) error { return a.seal(key, mpdu) })
+		sc.Seal = func(mpdu []byte) error { return a.seal(key, mpdu) }
 	default:
 		return
 	}
+	var err error
+	s.txs, err = a.sched.AddStation(sc)
+	s.win = [8]int{}
 	if err != nil {
 		s.txs = nil
 		return
@@ -171,29 +173,42 @@ func (a *AP) stopHT(s *station) {
 	}
 }
 
-// sendQoS queues an MSDU for an HT station in the scheduler when its
-// TID has a Block Ack agreement; without one it starts the ADDBA
-// handshake and reports false (the frame goes the legacy way meanwhile).
+// sendQoS queues an MSDU for an HT station in the scheduler as QoS data
+// of its TID (single MPDUs until a Block Ack agreement is in place, then
+// A-MPDUs within its window), starting the ADDBA handshake when the TID
+// has none. It reports false for frames that go the legacy way (a
+// 4-address station, or another destination behind it).
 func (a *AP) sendQoS(s *station, da, sa wlan.MAC, etherType uint16, payload []byte) bool {
 	if s.txs == nil || s.wds || da != s.addr {
 		return false
 	}
 	tid := ht.TID(etherType, payload)
-	o := s.rx.Peer.Orig[tid]
-	switch o.State() {
-	case ba.Established:
-		if err := a.sched.Enqueue(s.txs, tid, sa, etherType, payload); err != nil {
-			a.Stats.TxDropped.Add(1)
-		} else {
-			a.Stats.TxAMPDUQueued.Add(1)
-		}
-		return true
-	case ba.Idle:
-		if body, err := o.Start(a.actBuf[:0], a.sched.NextSeq(s.txs, tid), a.now); err == nil {
+	if o := s.rx.Peer.Orig[tid]; o.State() == ba.Idle {
+		if body, err := o.Start(a.actBuf[:0], a.sched.StartSeq(s.txs, tid), a.now); err == nil {
 			a.sendAction(s.addr, body)
 		}
 	}
-	return false
+	if err := a.sched.Enqueue(s.txs, tid, da, sa, etherType, payload); err != nil {
+		a.Stats.TxDropped.Add(1)
+	} else {
+		a.Stats.TxScheduled.Add(1)
+	}
+	return true
+}
+
+// syncWindows gives the scheduler the window of every TID's agreement
+// (0 when there is none) after an action frame or a timer changed one.
+func (a *AP) syncWindows(s *station) {
+	if s.txs == nil {
+		return
+	}
+	for tid := range s.win {
+		if w := int(s.rx.Peer.Orig[tid].BufSize()); w != s.win[tid] {
+			if a.sched.SetBAWindow(s.txs, uint8(tid), w) == nil {
+				s.win[tid] = w
+			}
+		}
+	}
 }
 
 // sendAction sends an action frame body to da.
@@ -216,6 +231,7 @@ func (a *AP) receiveAction(s *station, body []byte) {
 		a.Stats.Malformed.Add(1)
 	}
 	a.sendAction(s.addr, reply)
+	a.syncWindows(s)
 }
 
 // receiveBAR handles a BlockAckReq from a station (the radio answered
@@ -245,6 +261,7 @@ func (a *AP) tickHT(s *station) {
 		a.sendAction(s.addr, s.rx.Peer.Orig[tid].Tick(a.actBuf[:0], a.now))
 		a.sendAction(s.addr, s.rx.Tick(a.actBuf[:0], tid, a.now))
 	}
+	a.syncWindows(s)
 }
 
 // WriteStats writes an athstats-style view of the AP's HT stations: the

@@ -548,6 +548,11 @@ func (m *Medium) finish(a *onAir, t int64) {
 			r.stats.RxCollided++
 			continue
 		}
+		if a.rate.HT40 && !r.ch.Width40 {
+			// A 20 MHz receiver senses a 40 MHz PPDU but cannot decode it.
+			r.stats.RxFCSErrors += uint64(len(a.frames))
+			continue
+		}
 		ok := m.receiveMask(tx, r, a, t)
 		for i, f := range a.frames {
 			if ok&(1<<uint(i)) == 0 {

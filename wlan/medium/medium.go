@@ -6,11 +6,14 @@
 // Two kinds of attachment share the air:
 //
 //   - SimRadio implements wlan/radio.Radio, the contract of a chip: EDCA
-//     contention on a microsecond clock, PPDU airtime per ath/airtime,
-//     collisions between overlapping transmissions (with optional hidden
-//     nodes), ACKs and compressed BlockAcks with the retry schedule
-//     walked, beacons at TBTT with the TSF, and a software key cache
-//     doing CCMP like a chip's.
+//     contention on a microsecond clock (AIFS and backoff per access
+//     category, frozen while the medium is busy, NAV from Duration
+//     fields), PPDU airtime per ath/airtime, collisions between
+//     overlapping transmissions (with optional hidden nodes), RTS/CTS,
+//     ACKs and compressed BlockAcks with the retry schedule walked,
+//     per-link SNR and per-subframe errors from ath/chansim channels,
+//     beacons at TBTT with the TSF, and a software key cache doing CCMP
+//     like a chip's.
 //   - Device (Attach) is the older frame-level hook: its frames arrive
 //     whole and instantly, with per-link loss only, and it hears every
 //     PPDU put on the air by SimRadios.

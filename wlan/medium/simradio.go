@@ -210,8 +210,13 @@ func (r *SimRadio) Transmit(req *radio.TxRequest) error {
 	if req == nil || len(req.MPDUs) == 0 || len(req.MPDUs) > agg.MaxSubframes || req.Queue >= numAC {
 		return ErrBadRequest
 	}
-	if req.Series[0].Tries == 0 || r.m.phy.TxTime(req.Series[0].Rate, 1) == 0 {
+	if req.Series[0].Tries == 0 {
 		return ErrBadRequest
+	}
+	for _, se := range req.Series {
+		if se.Tries > 0 && r.m.phy.TxTime(se.Rate, 1) == 0 {
+			return ErrBadRequest
+		}
 	}
 	for _, f := range req.MPDUs {
 		if len(f) > MaxFrame {
@@ -229,6 +234,13 @@ func (r *SimRadio) Transmit(req *radio.TxRequest) error {
 	defer m.mu.Unlock()
 	if !r.on {
 		return radio.ErrStopped
+	}
+	if !r.ch.Width40 {
+		for _, se := range req.Series {
+			if se.Tries > 0 && se.Rate.HT40 {
+				return ErrBadRequest // a 40 MHz rate on a 20 MHz channel
+			}
+		}
 	}
 	idle := !r.hasWork()
 	if !r.queues[req.Queue].push(req) {

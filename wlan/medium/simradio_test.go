@@ -52,7 +52,7 @@ func newRadios(t *testing.T, cfg Config, macs ...wlan.MAC) (*Medium, []*SimRadio
 	var rs []*SimRadio
 	var logs []*rxLog
 	for _, a := range macs {
-		r, err := m.NewRadio(RadioConfig{Addr: a})
+		r, err := m.NewRadio(RadioConfig{Addr: a, Channel: radio.Channel{Number: 36, Band5G: true, Width40: true, Above: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -444,6 +444,18 @@ func TestStopFlushes(t *testing.T) {
 	bad := *req
 	bad.Series[0].Tries = 0
 	rs[0].Start(&rxLog{})
+	if err := rs[0].Transmit(&bad); err != ErrBadRequest {
+		t.Fatal(err)
+	}
+	bad = *req
+	bad.Series[1] = radio.Series{Rate: airtime.Rate{Mod: airtime.HT, MCS: 40}, Tries: 1}
+	if err := rs[0].Transmit(&bad); err != ErrBadRequest {
+		t.Fatal(err)
+	}
+	// A 40 MHz rate on a 20 MHz channel.
+	rs[0].SetChannel(radio.Channel{Number: 36, Band5G: true})
+	bad = *req
+	bad.Series[0].Rate = airtime.MCS(7, true, false)
 	if err := rs[0].Transmit(&bad); err != ErrBadRequest {
 		t.Fatal(err)
 	}

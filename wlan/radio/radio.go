@@ -48,6 +48,10 @@ type TxRequest struct {
 	// NoKey. With a key, each MPDU carries the Protected bit and room for
 	// the 8-byte CCMP header after the MAC header and the 8-byte MIC at
 	// the end, which the radio fills in (the PN it takes from the slot).
+	// The radio writes that PN into the MPDU's CCMP header; an MPDU sent
+	// again (a software retry) still carries it and keeps it, so a
+	// retransmission never gets a newer PN than subframes sent after it
+	// and the receiver's replay check after reordering does not drop it.
 	Key int
 	// NoAck: a group-addressed frame (or one sent with the No Ack policy);
 	// the radio sends it once at Series[0] and reports it done.

@@ -123,16 +123,20 @@ func (s *Station) authorizedHT() {
 	if s.rx == nil || s.sched == nil || s.txs != nil || s.cfg.WDS {
 		return
 	}
-	var err error
+	sc := txq.StationConfig{Addr: s.bssid, Caps: s.apCaps, Key: radio.NoKey}
 	switch {
 	case s.cfg.Open:
-		s.txs, err = s.sched.AddStation(s.bssid, s.apCaps, radio.NoKey)
 	case s.keys != nil:
-		s.txs, err = s.sched.AddStation(s.bssid, s.apCaps, pairwiseSlot)
+		sc.Key = pairwiseSlot
 	case s.ptk != nil:
 		key := s.ptk
-		s.txs, err = s.sched.AddStationSealed(s.bssid, s.apCaps, func(mpdu []byte) error { return s.seal(key, mpdu) })
+		sc.Seal = func(mpdu []byte) error { return s.seal(key, mpdu) }
+	default:
+		return
 	}
+	var err error
+	s.txs, err = s.sched.AddStation(sc)
+	s.win = [8]int{}
 	if err != nil {
 		s.txs = nil
 	}
@@ -165,27 +169,38 @@ func (s *Station) stopHT() {
 	}
 }
 
-// sendQoS queues an MSDU to the AP in the scheduler when its TID has an
-// agreement, or starts the ADDBA handshake and reports false.
+// sendQoS queues an MSDU to the AP in the scheduler as QoS data of its
+// TID (single MPDUs until a Block Ack agreement is in place, then
+// A-MPDUs), starting the ADDBA handshake when the TID has none. False:
+// no HT, the frame goes the legacy way.
 func (s *Station) sendQoS(da wlan.MAC, etherType uint16, payload []byte) (bool, error) {
 	if s.txs == nil {
 		return false, nil
 	}
 	tid := ht.TID(etherType, payload)
-	o := s.rx.Peer.Orig[tid]
-	switch o.State() {
-	case ba.Established:
-		err := s.sched.Enqueue(s.txs, tid, da, etherType, payload)
-		if err != nil {
-			s.Stats.TxDropped.Add(1)
-		}
-		return true, nil
-	case ba.Idle:
-		if body, err := o.Start(s.actBuf[:0], s.sched.NextSeq(s.txs, tid), s.now); err == nil {
+	if o := s.rx.Peer.Orig[tid]; o.State() == ba.Idle {
+		if body, err := o.Start(s.actBuf[:0], s.sched.StartSeq(s.txs, tid), s.now); err == nil {
 			s.sendAction(body)
 		}
 	}
-	return false, nil
+	if err := s.sched.Enqueue(s.txs, tid, da, s.cfg.Addr, etherType, payload); err != nil {
+		s.Stats.TxDropped.Add(1)
+	}
+	return true, nil
+}
+
+// syncWindows gives the scheduler the window of every TID's agreement.
+func (s *Station) syncWindows() {
+	if s.txs == nil {
+		return
+	}
+	for tid := range s.win {
+		if w := int(s.rx.Peer.Orig[tid].BufSize()); w != s.win[tid] {
+			if s.sched.SetBAWindow(s.txs, uint8(tid), w) == nil {
+				s.win[tid] = w
+			}
+		}
+	}
 }
 
 func (s *Station) sendAction(body []byte) {
@@ -202,6 +217,7 @@ func (s *Station) receiveAction(body []byte) {
 	}
 	reply, _ := s.rx.HandleAction(s.actBuf[:0], body, s.now)
 	s.sendAction(reply)
+	s.syncWindows()
 }
 
 // receiveBAR moves the reorder window for a BlockAckReq from the AP.
@@ -228,6 +244,7 @@ func (s *Station) tickHT() {
 		s.sendAction(s.rx.Peer.Orig[tid].Tick(s.actBuf[:0], s.now))
 		s.sendAction(s.rx.Tick(s.actBuf[:0], tid, s.now))
 	}
+	s.syncWindows()
 }
 
 // HT reports whether the station runs HT with its AP, and the link's

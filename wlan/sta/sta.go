@@ -162,6 +162,7 @@ type Station struct {
 	txs       *txq.Station
 	rx        *ht.Rx
 	apCaps    rate.Caps
+	win       [8]int // the Block Ack window the scheduler has per TID
 	actBuf    []byte
 }
 

@@ -9,9 +9,12 @@
 //   - rate control per peer is ath/rate/sample: Pick gives the retry
 //     schedule and the largest A-MPDU (its size bin, 4 ms at the rate,
 //     the peer's maximum); Complete gets the radio's TxStatus;
+//   - A-MPDUs go only under a Block Ack agreement (the MAC layer runs
+//     wlan/ba and sets the negotiated window with SetBAWindow); without
+//     one, frames go one at a time;
 //   - the aggregate takes the oldest unacknowledged frames of the TID
-//     within the BlockAck window (64 sequence numbers from the oldest
-//     outstanding one, 802.11-2016 10.24.7), sized by ath/agg.Form with
+//     within the BlockAck window (up to 64 sequence numbers from the
+//     oldest outstanding one, 802.11-2016 10.24.7), sized by ath/agg.Form with
 //     the peer's MPDU density, and rate.Table.FitSchedule drops retry
 //     series that could not carry it within 4 ms;
 //   - subframes the BlockAck does not acknowledge stay in the window and
@@ -65,6 +68,9 @@ const (
 	DefaultBuffers = 2048
 	// barRateKbps: BlockAckReqs go at the lowest OFDM rate.
 	barRateKbps = 6000
+	// maxBARTries is how often a BlockAckReq is sent before the scheduler
+	// gives up on it and leaves the recipient to its reorder timeout.
+	maxBARTries = 8
 	// numTIDs: the eight user priorities (802.11-2016 10.2.4.2).
 	numTIDs = 8
 	// MaxAMSDUSubframes bounds the MSDUs packed into one A-MSDU.
@@ -88,6 +94,8 @@ var (
 	ErrTooLong  = errors.New("txq: MSDU too long")
 	ErrTID      = errors.New("txq: TID out of range")
 	ErrStation  = errors.New("txq: station removed")
+	ErrAddr     = errors.New("txq: DA/SA not expressible without 4-address mode")
+	ErrWindow   = errors.New("txq: Block Ack window outside 0..64")
 )
 
 // Config sets up a scheduler.
@@ -136,7 +144,7 @@ type frame struct {
 	done    bool // acknowledged or dropped
 	dropped bool
 	sent    bool // in a request at least once: no more packing
-	sealed  bool // protected in software already (AddStationSealed)
+	sealed  bool // protected in software already (StationConfig.Seal)
 	// A-MSDU packing: the MSDUs (LLC/SNAP and payload lengths), the
 	// first one's addresses, where the body starts.
 	msdus   uint8
@@ -154,8 +162,10 @@ type tidQueue struct {
 	nextSeq  uint16
 	ring     [ringLen]frame
 	head, n  int
+	window   int // Block Ack window, 0 without an agreement
 	inflight bool
 	needBAR  bool
+	barTries int
 	isBAR    bool
 	req      radio.TxRequest
 	mpdus    [Window][]byte
@@ -168,18 +178,17 @@ type tidQueue struct {
 
 // Station is one peer's queues and rate control.
 type Station struct {
-	s     *Scheduler
-	addr  wlan.MAC
-	key   int
-	table *rate.Table
-	node  *sample.Node
-	tids  [numTIDs]*tidQueue
-	gone  bool
-	stats Stats
-	// seal protects an MPDU in software (CCMP with the next PN) when it
-	// is first handed to the radio, so PNs rise with sequence numbers
-	// within the BlockAck window; nil for none or hardware crypto.
-	seal func(mpdu []byte) error
+	s        *Scheduler
+	addr     wlan.MAC
+	key      int
+	fourAddr bool
+	baWindow int
+	table    *rate.Table
+	node     *sample.Node
+	tids     [numTIDs]*tidQueue
+	gone     bool
+	stats    Stats
+	seal     func(mpdu []byte) error
 }
 
 // Stats are one peer's counters, for an athstats-style view.
@@ -191,6 +200,7 @@ type Stats struct {
 	Retries     uint64 // MPDU retransmissions in software
 	Dropped     uint64 // MPDUs dropped after SoftRetries
 	BARs        uint64
+	BARFailed   uint64 // BlockAckReqs given up on after maxBARTries
 	Exchanges   uint64 // PPDUs handed to the radio (aggregate or single)
 	Subframes   uint64
 	HWRetries   uint64 // radio tries beyond the first
@@ -246,11 +256,35 @@ func New(cfg Config) (*Scheduler, error) {
 	return s, nil
 }
 
-// AddStation adds a peer with its rate capabilities (from its HT
-// capabilities and rates) and the key-cache slot its frames are
-// encrypted with (radio.NoKey for none).
-func (s *Scheduler) AddStation(addr wlan.MAC, peer rate.Caps, key int) (*Station, error) {
-	t, err := rate.NewTable(s.cfg.PHY, s.cfg.Caps, peer)
+// StationConfig describes a peer.
+type StationConfig struct {
+	Addr wlan.MAC
+	// Caps are its rate capabilities (from its rates and HT
+	// capabilities).
+	Caps rate.Caps
+	// Key is the key-cache slot its frames are encrypted with, or
+	// radio.NoKey.
+	Key int
+	// FourAddr: the peer is in 4-address (WDS) mode, bridging a LAN:
+	// frames carry DA and SA in Address 3 and 4 (802.11-2016 Table 9-26).
+	FourAddr bool
+	// BAWindow is every TID's Block Ack window to start with (0: no
+	// agreement, no A-MPDU); SetBAWindow changes it per TID as
+	// agreements come and go.
+	BAWindow int
+	// Seal, with Key radio.NoKey, protects the peer's frames in
+	// software: each MPDU is built with the Protected bit and zeroed
+	// room for the CCMP header and MIC (as for the key cache), and Seal
+	// fills them in and encrypts the body in place when the MPDU is
+	// first handed to the radio. The PN is thus assigned at dequeue, so
+	// PNs rise with sequence numbers within the Block Ack window;
+	// retransmissions keep theirs. A frame Seal fails on is dropped.
+	Seal func(mpdu []byte) error
+}
+
+// AddStation adds a peer.
+func (s *Scheduler) AddStation(cfg StationConfig) (*Station, error) {
+	t, err := rate.NewTable(s.cfg.PHY, s.cfg.Caps, cfg.Caps)
 	if err != nil {
 		return nil, err
 	}
@@ -258,40 +292,17 @@ func (s *Scheduler) AddStation(addr wlan.MAC, peer rate.Caps, key int) (*Station
 	if err != nil {
 		return nil, err
 	}
-	st := &Station{s: s, addr: addr, key: key, table: t, node: n}
+	if cfg.BAWindow < 0 || cfg.BAWindow > Window {
+		return nil, ErrWindow
+	}
+	st := &Station{s: s, addr: cfg.Addr, key: cfg.Key, fourAddr: cfg.FourAddr, baWindow: cfg.BAWindow, table: t, node: n}
+	if cfg.Key == radio.NoKey {
+		st.seal = cfg.Seal
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stations = append(s.stations, st)
 	return st, nil
-}
-
-// AddStationSealed adds a peer whose frames are protected in software:
-// each MPDU is built with the Protected bit and zeroed room for the CCMP
-// header and MIC (as for the radio's key cache), and seal fills them in
-// and encrypts the body in place when the MPDU is first handed to the
-// radio (the PN is assigned at dequeue, so PNs stay in sequence-number
-// order within the BlockAck window; retransmissions keep theirs). A
-// frame seal fails on is dropped.
-func (s *Scheduler) AddStationSealed(addr wlan.MAC, peer rate.Caps, seal func(mpdu []byte) error) (*Station, error) {
-	st, err := s.AddStation(addr, peer, radio.NoKey)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	st.seal = seal
-	s.mu.Unlock()
-	return st, nil
-}
-
-// NextSeq returns the sequence number the next MSDU queued for st on tid
-// gets: the starting sequence number of a Block Ack agreement.
-func (s *Scheduler) NextSeq(st *Station, tid uint8) uint16 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if tid >= numTIDs || st.tids[tid] == nil {
-		return 0
-	}
-	return st.tids[tid].nextSeq
 }
 
 // RemoveStation drops a peer's queued frames; exchanges in flight end
@@ -347,15 +358,20 @@ func (s *Scheduler) Arm(st *Station, bin, rix int) sample.ArmStats {
 	return st.node.Arm(bin, rix)
 }
 
-// Enqueue queues an MSDU (EtherType and payload) for st on tid from
-// source sa (the DA when this is a station sending to the AP), builds
-// its MPDU, and starts an exchange if the TID is idle.
-func (s *Scheduler) Enqueue(st *Station, tid uint8, sa wlan.MAC, etherType uint16, payload []byte) error {
+// Enqueue queues an MSDU (EtherType and payload from sa to da) for st
+// on tid, builds its MPDU, and starts an exchange if the TID is idle.
+// Without 4-address mode an AP's frames must go to the station itself
+// (da == st's address) and a station's must come from itself (sa ==
+// Config.Own): ErrAddr otherwise.
+func (s *Scheduler) Enqueue(st *Station, tid uint8, da, sa wlan.MAC, etherType uint16, payload []byte) error {
 	if tid >= numTIDs {
 		return ErrTID
 	}
 	if len(payload) > MaxMSDU {
 		return ErrTooLong
+	}
+	if !st.fourAddr && ((s.cfg.Station && sa != s.cfg.Own) || (!s.cfg.Station && da != st.addr)) {
+		return ErrAddr
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -364,14 +380,11 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, sa wlan.MAC, etherType uint1
 	}
 	q := st.tids[tid]
 	if q == nil {
-		q = &tidQueue{st: st, tid: tid}
-		q.req.Cookie = q
-		q.req.Done = s.done
-		st.tids[tid] = q
+		q = s.newTID(st, tid)
 	}
 	if s.cfg.AMSDU && q.n > 0 {
 		if tail := &q.ring[(q.head+q.n-1)%ringLen]; s.fitsAMSDU(st, tail, wlan.MSDUHeaderLen+len(payload)) {
-			s.pack(st, tail, sa, etherType, payload)
+			s.pack(st, tail, da, sa, etherType, payload)
 			st.stats.Enqueued++
 			st.stats.AMSDUPacked++
 			return nil
@@ -386,14 +399,19 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, sa wlan.MAC, etherType uint1
 	seq := q.nextSeq
 	q.nextSeq = (q.nextSeq + 1) % wlan.SeqModulo
 	h := wlan.Header{Seq: wlan.NewSeqControl(seq, 0), QoS: wlan.NewQoSControl(tid, wlan.AckNormal, false, false)}
-	h.Len = 26 // QoS data, three addresses
+	// Addresses per 802.11-2016 Table 9-26.
 	var flags wlan.FrameControl
-	if s.cfg.Station {
+	h.Addr1, h.Addr2 = st.addr, s.cfg.Own
+	switch {
+	case st.fourAddr:
+		flags = wlan.FlagToDS | wlan.FlagFromDS
+		h.Addr3, h.Addr4 = da, sa
+	case s.cfg.Station:
 		flags = wlan.FlagToDS
-		h.Addr1, h.Addr2, h.Addr3 = st.addr, s.cfg.Own, sa
-	} else {
+		h.Addr3 = da
+	default:
 		flags = wlan.FlagFromDS
-		h.Addr1, h.Addr2, h.Addr3 = st.addr, s.cfg.Own, sa
+		h.Addr3 = sa
 	}
 	prot := st.protected()
 	if prot {
@@ -402,7 +420,7 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, sa wlan.MAC, etherType uint1
 	h.FC = wlan.NewFrameControl(wlan.KindQoSData, flags)
 	buf = wlan.AppendHeader(buf[:0], &h)
 	if prot {
-		var ph [ccmp.HeaderLen]byte // the radio (or seal) fills in the PN
+		var ph [ccmp.HeaderLen]byte // the radio (or Seal) fills in the PN
 		buf = append(buf, ph[:]...)
 	}
 	buf = wlan.AppendMSDU(buf, etherType, payload)
@@ -410,15 +428,10 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, sa wlan.MAC, etherType uint1
 		var mic [ccmp.MICLen]byte
 		buf = append(buf, mic[:]...)
 	}
-	f := frame{buf: buf, seq: seq, msdus: 1, payload: len(payload), body: uint16(h.Len)}
+	f := frame{buf: buf, seq: seq, msdus: 1, payload: len(payload), body: uint16(wlan.HeaderLen(h.FC)), da: da, sa: sa}
 	f.lens[0] = uint16(wlan.MSDUHeaderLen + len(payload))
 	if prot {
 		f.body += ccmp.HeaderLen
-	}
-	if s.cfg.Station {
-		f.da, f.sa = sa, s.cfg.Own
-	} else {
-		f.da, f.sa = st.addr, sa
 	}
 	q.ring[(q.head+q.n)%ringLen] = f
 	q.n++
@@ -427,8 +440,55 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, sa wlan.MAC, etherType uint1
 	return nil
 }
 
-// protected: the station's MPDUs carry CCMP (by the radio or seal).
+// protected: the station's MPDUs carry CCMP (by the radio or Seal).
 func (st *Station) protected() bool { return st.key != radio.NoKey || st.seal != nil }
+
+// StartSeq returns the starting sequence number for a Block Ack
+// agreement on st's tid: the oldest frame not yet acknowledged, or the
+// next one queued (802.11-2016 10.24.2: the SSN of the ADDBA Request).
+func (s *Scheduler) StartSeq(st *Station, tid uint8) uint16 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tid >= numTIDs || st.tids[tid] == nil {
+		return 0
+	}
+	q := st.tids[tid]
+	if q.n > 0 {
+		return q.ring[q.head].seq
+	}
+	return q.nextSeq
+}
+
+func (s *Scheduler) newTID(st *Station, tid uint8) *tidQueue {
+	q := &tidQueue{st: st, tid: tid, window: st.baWindow}
+	q.req.Cookie = q
+	q.req.Done = s.done
+	st.tids[tid] = q
+	return q
+}
+
+// SetBAWindow sets the Block Ack window of st's tid: the buffer size of
+// the agreement wlan/ba negotiated (1..64), or 0 when there is none:
+// then frames go one at a time with a normal ACK and no BlockAckReq.
+func (s *Scheduler) SetBAWindow(st *Station, tid uint8, n int) error {
+	if tid >= numTIDs {
+		return ErrTID
+	}
+	if n < 0 || n > Window {
+		return ErrWindow
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := st.tids[tid]
+	if q == nil {
+		q = s.newTID(st, tid)
+	}
+	q.window = n
+	if !q.inflight {
+		s.send(q)
+	}
+	return nil
+}
 
 // fitsAMSDU reports whether an MSDU of msdu bytes (LLC/SNAP included)
 // may be packed into the queue's tail frame: not yet sent, room for a
@@ -454,9 +514,9 @@ func (s *Scheduler) fitsAMSDU(st *Station, tail *frame, msdu int) bool {
 
 // pack appends an MSDU to the tail frame as an A-MSDU subframe, turning
 // a plain MSDU frame into an A-MSDU first: A-MSDU Present set, Address
-// 3 the BSSID (802.11-2016 Table 9-26), the first MSDU re-framed as a
-// subframe with its DA and SA.
-func (s *Scheduler) pack(st *Station, f *frame, sa wlan.MAC, etherType uint16, payload []byte) {
+// 3 (and 4) the BSSID (802.11-2016 Table 9-26), the first MSDU
+// re-framed as a subframe with its DA and SA.
+func (s *Scheduler) pack(st *Station, f *frame, da, sa wlan.MAC, etherType uint16, payload []byte) {
 	mic := 0
 	if st.protected() {
 		mic = ccmp.MICLen
@@ -476,14 +536,13 @@ func (s *Scheduler) pack(st *Station, f *frame, sa wlan.MAC, etherType uint16, p
 			bssid = st.addr
 		}
 		copy(buf[16:22], bssid[:])
+		if st.fourAddr {
+			copy(buf[24:30], bssid[:])
+		}
 		buf = wlan.AppendAMSDUSubframe(buf, start, f.da, f.sa, s.scratch)
 	}
-	da, src := st.addr, sa
-	if s.cfg.Station {
-		da, src = sa, s.cfg.Own
-	}
 	s.scratch = wlan.AppendMSDU(s.scratch[:0], etherType, payload)
-	buf = wlan.AppendAMSDUSubframe(buf, start, da, src, s.scratch)
+	buf = wlan.AppendAMSDUSubframe(buf, start, da, sa, s.scratch)
 	if mic != 0 {
 		var m [ccmp.MICLen]byte
 		buf = append(buf, m[:]...)
@@ -524,10 +583,15 @@ func (s *Scheduler) send(q *tidQueue) {
 		s.sendBAR(q)
 		return
 	}
-	// Candidates: unacknowledged frames within the window, in order.
+	q.barTries = 0
+	// Candidates: unacknowledged frames within the window, in order;
+	// without an agreement, the oldest alone.
 	lim := q.n
-	if lim > Window {
-		lim = Window
+	if w := q.window; lim > w {
+		lim = w
+		if w == 0 {
+			lim = 1
+		}
 	}
 	k := 0
 	queued := 0
@@ -545,8 +609,7 @@ func (s *Scheduler) send(q *tidQueue) {
 		return
 	}
 	if q.st.seal != nil {
-		k = s.sealAll(q, k)
-		if k == 0 {
+		if k = s.sealAll(q, k); k == 0 {
 			return
 		}
 	}
@@ -560,7 +623,7 @@ func (s *Scheduler) send(q *tidQueue) {
 	n, psdu := 1, q.lens[0]
 	if t.HT && d.MaxBytes > 0 && k > 1 {
 		r0 := t.Rate(int(d.Series[0].Rix))
-		lim := agg.Limits{MaxBytes: d.MaxBytes, MaxFrames: Window,
+		lim := agg.Limits{MaxBytes: d.MaxBytes, MaxFrames: q.window,
 			MinSpacing: agg.SpacingBytes(r0, t.Density)}
 		var err error
 		n, psdu, err = agg.Form(q.lens[:k], lim)
@@ -609,7 +672,7 @@ func (s *Scheduler) send(q *tidQueue) {
 
 // sealAll protects the candidates not yet protected, in sequence order;
 // a frame that cannot be sealed is dropped (the candidates from it on
-// are left for the next exchange, once the window slid past it).
+// wait for the next exchange).
 func (s *Scheduler) sealAll(q *tidQueue, k int) int {
 	for i := 0; i < k; i++ {
 		f := &q.ring[q.idx[i]]
@@ -678,7 +741,11 @@ func (s *Scheduler) done(req *radio.TxRequest, ts *radio.TxStatus) {
 	}
 	if q.isBAR {
 		if ts.Err != nil || !ts.Acked {
-			q.needBAR = true
+			q.barTries++
+			q.needBAR = q.barTries < maxBARTries
+			if !q.needBAR {
+				st.stats.BARFailed++
+			}
 		}
 		s.kick()
 		return
@@ -731,7 +798,7 @@ func (s *Scheduler) done(req *radio.TxRequest, ts *radio.TxStatus) {
 	// Slide the window past the done frames at its start.
 	for q.n > 0 && q.ring[q.head].done {
 		f := &q.ring[q.head]
-		if f.dropped {
+		if f.dropped && q.window > 0 {
 			q.needBAR = true
 		}
 		s.free = append(s.free, f.buf[:0])

@@ -87,7 +87,7 @@ func newSched(t testing.TB, retries int) (*Scheduler, *fakeRadio, *Station, *clo
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := s.AddStation(wlan.MAC{2, 5, 0, 0, 0, 1}, htCaps, radio.NoKey)
+	st, err := s.AddStation(StationConfig{BAWindow: 64, Addr: staMAC, Caps: htCaps, Key: radio.NoKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func newSched(t testing.TB, retries int) (*Scheduler, *fakeRadio, *Station, *clo
 func enqueueN(t testing.TB, s *Scheduler, st *Station, n, size int) {
 	p := make([]byte, size)
 	for i := 0; i < n; i++ {
-		if err := s.Enqueue(st, 0, lanSA, 0x0800, p); err != nil {
+		if err := s.Enqueue(st, 0, st.Addr(), lanSA, 0x0800, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -107,7 +107,7 @@ func enqueueN(t testing.TB, s *Scheduler, st *Station, n, size int) {
 // numbers in order; LLC/SNAP with the EtherType.
 func TestFrameLayout(t *testing.T) {
 	s, fr, st, _ := newSched(t, 3)
-	s.Enqueue(st, 5, lanSA, 0x0806, []byte{1, 2, 3})
+	s.Enqueue(st, 5, st.Addr(), lanSA, 0x0806, []byte{1, 2, 3})
 	if len(fr.reqs) != 1 {
 		t.Fatal("nothing sent")
 	}
@@ -237,8 +237,8 @@ func TestProtectedFrames(t *testing.T) {
 	fr := &fakeRadio{}
 	c := &clock{}
 	s, _ := New(Config{Radio: fr, Own: apMAC, Caps: htCaps, Now: c.now})
-	st, _ := s.AddStation(wlan.MAC{2, 5, 0, 0, 0, 1}, htCaps, 7)
-	s.Enqueue(st, 0, lanSA, 0x0800, []byte("payload"))
+	st, _ := s.AddStation(StationConfig{BAWindow: 64, Addr: staMAC, Caps: htCaps, Key: 7})
+	s.Enqueue(st, 0, st.Addr(), lanSA, 0x0800, []byte("payload"))
 	r := fr.reqs[0]
 	m := r.MPDUs[0]
 	if r.Key != 7 || m[1]&0x40 == 0 || len(m) != 26+ccmp.HeaderLen+8+7+ccmp.MICLen {
@@ -254,16 +254,16 @@ func TestQueueLimitsAndRemove(t *testing.T) {
 	s, fr, st, _ := newSched(t, 3)
 	p := make([]byte, 10)
 	n := 0
-	for s.Enqueue(st, 0, lanSA, 0x0800, p) == nil {
+	for s.Enqueue(st, 0, st.Addr(), lanSA, 0x0800, p) == nil {
 		n++
 	}
 	if n != ringLen || s.Stats(st).QueueFull != 1 {
 		t.Fatalf("queued %d", n)
 	}
-	if err := s.Enqueue(st, 8, lanSA, 0x0800, p); err != ErrTID {
+	if err := s.Enqueue(st, 8, st.Addr(), lanSA, 0x0800, p); err != ErrTID {
 		t.Fatal(err)
 	}
-	if err := s.Enqueue(st, 1, lanSA, 0x0800, make([]byte, MaxMSDU+1)); err != ErrTooLong {
+	if err := s.Enqueue(st, 1, st.Addr(), lanSA, 0x0800, make([]byte, MaxMSDU+1)); err != ErrTooLong {
 		t.Fatal(err)
 	}
 	free := len(s.free)
@@ -272,7 +272,7 @@ func TestQueueLimitsAndRemove(t *testing.T) {
 	if len(s.free) != 600 || free >= 600 {
 		t.Fatalf("buffers back: %d of 600 (was %d)", len(s.free), free)
 	}
-	if err := s.Enqueue(st, 0, lanSA, 0x0800, p); err != ErrStation {
+	if err := s.Enqueue(st, 0, st.Addr(), lanSA, 0x0800, p); err != ErrStation {
 		t.Fatal(err)
 	}
 }
@@ -284,7 +284,7 @@ func TestZeroAllocs(t *testing.T) {
 	k := 0
 	allocs := testing.AllocsPerRun(200, func() {
 		for i := 0; i < 8; i++ {
-			s.Enqueue(st, 0, lanSA, 0x0800, p)
+			s.Enqueue(st, 0, st.Addr(), lanSA, 0x0800, p)
 		}
 		for len(fr.reqs) > 0 {
 			k++
@@ -302,7 +302,7 @@ func BenchmarkEnqueueComplete(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s.Enqueue(st, 0, lanSA, 0x0800, p)
+		s.Enqueue(st, 0, st.Addr(), lanSA, 0x0800, p)
 		if len(fr.reqs) > 0 && i%32 == 31 {
 			fr.completeEvery(i)
 		}
@@ -320,12 +320,12 @@ func TestAMSDUPacking(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, _ := s.AddStation(wlan.MAC{2, 5, 0, 0, 0, 1}, htCaps, key)
+		st, _ := s.AddStation(StationConfig{BAWindow: 64, Addr: staMAC, Caps: htCaps, Key: key})
 		sizes := []int{100, 200, 1500, 1500, 1500, 1500}
 		for i, n := range sizes {
 			p := make([]byte, n)
 			p[0] = byte(i)
-			if err := s.Enqueue(st, 0, wlan.MAC{2, 0xe, 0, 0, 0, byte(i)}, 0x0800, p); err != nil {
+			if err := s.Enqueue(st, 0, st.Addr(), wlan.MAC{2, 0xe, 0, 0, 0, byte(i)}, 0x0800, p); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -386,9 +386,9 @@ func TestAMSDUWithinTXOP(t *testing.T) {
 	s, _ := New(Config{Radio: fr, Own: apMAC, Caps: htCaps, Now: c.now, AMSDU: true, TXOPLimitUs: 500})
 	mcs0 := htCaps
 	mcs0.MCS = 1
-	st, _ := s.AddStation(wlan.MAC{2, 5, 0, 0, 0, 1}, mcs0, radio.NoKey)
+	st, _ := s.AddStation(StationConfig{BAWindow: 64, Addr: staMAC, Caps: mcs0, Key: radio.NoKey})
 	for _, n := range []int{1500, 1500, 100, 100} {
-		s.Enqueue(st, 0, lanSA, 0x0800, make([]byte, n))
+		s.Enqueue(st, 0, st.Addr(), lanSA, 0x0800, make([]byte, n))
 	}
 	if got := s.Stats(st).AMSDUPacked; got != 1 {
 		t.Fatalf("%d packed, want 1 (the second 100-byte MSDU)", got)
@@ -399,12 +399,12 @@ func TestZeroAllocsAMSDU(t *testing.T) {
 	fr := &fakeRadio{reqs: make([]*radio.TxRequest, 0, 64)}
 	c := &clock{}
 	s, _ := New(Config{Radio: fr, Own: apMAC, Caps: htCaps, Now: c.now, AMSDU: true, SoftRetries: 2, Buffers: 600})
-	st, _ := s.AddStation(wlan.MAC{2, 5, 0, 0, 0, 1}, htCaps, 4)
+	st, _ := s.AddStation(StationConfig{BAWindow: 64, Addr: staMAC, Caps: htCaps, Key: 4})
 	p := make([]byte, 300)
 	k := 0
 	allocs := testing.AllocsPerRun(200, func() {
 		for i := 0; i < 8; i++ {
-			s.Enqueue(st, 0, lanSA, 0x0800, p)
+			s.Enqueue(st, 0, st.Addr(), lanSA, 0x0800, p)
 		}
 		for len(fr.reqs) > 0 {
 			k++
@@ -413,5 +413,132 @@ func TestZeroAllocsAMSDU(t *testing.T) {
 	})
 	if allocs != 0 || s.Stats(st).AMSDUPacked == 0 {
 		t.Fatalf("%.1f allocs per round, %d packed", allocs, s.Stats(st).AMSDUPacked)
+	}
+}
+
+// Addresses per 802.11-2016 Table 9-26 for a 4-address peer and for a
+// station sending to its AP; 3-address peers refuse what they cannot
+// express.
+func TestAddressModes(t *testing.T) {
+	lanDA := wlan.MAC{2, 0xd, 0, 0, 0, 9}
+	fr := &fakeRadio{}
+	c := &clock{}
+	s, _ := New(Config{Radio: fr, Own: apMAC, Caps: htCaps, Now: c.now, AMSDU: true})
+	wds, _ := s.AddStation(StationConfig{BAWindow: 64, Addr: staMAC, Caps: htCaps, Key: radio.NoKey, FourAddr: true})
+	if err := s.Enqueue(wds, 0, lanDA, lanSA, 0x0800, []byte("wds")); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := wlan.ParseHeader(fr.reqs[0].MPDUs[0])
+	if !h.FC.ToDS() || !h.FC.FromDS() || h.Len != 32 || h.Addr1 != staMAC || h.Addr2 != apMAC || h.Addr3 != lanDA || h.Addr4 != lanSA {
+		t.Fatalf("4-address header %+v", h)
+	}
+	if _, p, err := wlan.ParseMSDU(fr.reqs[0].MPDUs[0][h.Len:]); err != nil || string(p) != "wds" {
+		t.Fatal(err)
+	}
+	// Two more behind the one in flight: an A-MSDU with Address 3 and 4
+	// the BSSID, DA/SA in the subframes.
+	s.Enqueue(wds, 0, lanDA, lanSA, 0x0800, []byte("one"))
+	s.Enqueue(wds, 0, lanSA, lanDA, 0x0800, []byte("two"))
+	fr.complete(func(uint16) bool { return true })
+	m := fr.reqs[0].MPDUs[0]
+	h, _ = wlan.ParseHeader(m)
+	if !h.QoS.AMSDU() || h.Addr3 != apMAC || h.Addr4 != apMAC {
+		t.Fatalf("4-address A-MSDU header %+v", h)
+	}
+	rd := wlan.NewAMSDUReader(m[h.Len:])
+	a, _ := rd.Next()
+	b, _ := rd.Next()
+	if a.DA != lanDA || a.SA != lanSA || b.DA != lanSA || b.SA != lanDA {
+		t.Fatalf("subframes %+v %+v", a, b)
+	}
+	fr.complete(func(uint16) bool { return true })
+
+	// A 3-address station of this AP: DA must be the station.
+	plain, _ := s.AddStation(StationConfig{BAWindow: 64, Addr: wlan.MAC{2, 5, 0, 0, 0, 2}, Caps: htCaps, Key: radio.NoKey})
+	if err := s.Enqueue(plain, 0, lanDA, lanSA, 0x0800, nil); err != ErrAddr {
+		t.Fatal(err)
+	}
+
+	// A station's scheduler: ToDS to the AP, Address 3 the DA; SA must
+	// be the station itself.
+	fs := &fakeRadio{}
+	ss, _ := New(Config{Radio: fs, Own: staMAC, Station: true, Caps: htCaps, Now: c.now})
+	toAP, _ := ss.AddStation(StationConfig{BAWindow: 64, Addr: apMAC, Caps: htCaps, Key: radio.NoKey})
+	if err := ss.Enqueue(toAP, 0, lanDA, staMAC, 0x0800, []byte("up")); err != nil {
+		t.Fatal(err)
+	}
+	h, _ = wlan.ParseHeader(fs.reqs[0].MPDUs[0])
+	if !h.FC.ToDS() || h.FC.FromDS() || h.Addr1 != apMAC || h.Addr2 != staMAC || h.Addr3 != lanDA {
+		t.Fatalf("station header %+v", h)
+	}
+	if err := ss.Enqueue(toAP, 0, lanDA, lanSA, 0x0800, nil); err != ErrAddr {
+		t.Fatal(err)
+	}
+}
+
+// A-MPDUs only under an agreement, never wider than its window.
+func TestBAWindow(t *testing.T) {
+	fr := &fakeRadio{full: true}
+	c := &clock{}
+	s, _ := New(Config{Radio: fr, Own: apMAC, Caps: htCaps, Now: c.now, SoftRetries: 1})
+	st, err := s.AddStation(StationConfig{Addr: staMAC, Caps: htCaps, Key: radio.NoKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enqueueN(t, s, st, 40, 200)
+	fr.full = false
+	s.Kick()
+	// No agreement: one at a time; a frame lost twice is dropped, no BAR.
+	for i := 0; i < 3; i++ {
+		if n := len(fr.reqs[0].MPDUs); n != 1 {
+			t.Fatalf("without an agreement: %d MPDUs", n)
+		}
+		fr.complete(func(seq uint16) bool { return seq != 0 })
+	}
+	if st := s.Stats(st); st.Dropped != 1 || st.BARs != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if err := s.SetBAWindow(st, 0, 65); err != ErrWindow {
+		t.Fatal(err)
+	}
+	s.SetBAWindow(st, 0, 8)
+	fr.complete(func(uint16) bool { return true }) // the single in flight
+	seqs, _ := fr.complete(func(seq uint16) bool { return seq%2 == 0 })
+	if len(seqs) != 8 {
+		t.Fatalf("window 8: %d MPDUs", len(seqs))
+	}
+	// Holes at odd numbers: the next aggregate stays within 8 of the
+	// oldest outstanding.
+	seqs, _ = fr.complete(func(uint16) bool { return true })
+	for _, q := range seqs {
+		if wlan.SeqSub(q, seqs[0]) >= 8 {
+			t.Fatalf("seq %d beyond the window from %d", q, seqs[0])
+		}
+	}
+}
+
+// A BlockAckReq nobody acknowledges is given up after maxBARTries; data
+// flows again.
+func TestBARGivesUp(t *testing.T) {
+	s, fr, st, _ := newSched(t, 1)
+	enqueueN(t, s, st, 3, 100)
+	// Seq 0 fails twice: dropped, the BAR follows.
+	for i := 0; i < 10 && s.Stats(st).BARs == 0; i++ {
+		fr.complete(func(seq uint16) bool { return seq != 0 })
+	}
+	enqueueN(t, s, st, 1, 100)
+	for i := 0; i < maxBARTries; i++ {
+		if k := wlan.FrameControl(binary.LittleEndian.Uint16(fr.reqs[0].MPDUs[0])).Kind(); k != wlan.KindBlockAckReq {
+			t.Fatalf("try %d: %v", i, k)
+		}
+		r := fr.reqs[0]
+		fr.reqs = fr.reqs[1:]
+		r.Done(r, &radio.TxStatus{LongTries: 4})
+	}
+	if k := wlan.FrameControl(binary.LittleEndian.Uint16(fr.reqs[0].MPDUs[0])).Kind(); k != wlan.KindQoSData {
+		t.Fatalf("after giving up: %v", k)
+	}
+	if s := s.Stats(st); s.BARFailed != 1 || s.BARs != maxBARTries {
+		t.Fatalf("%+v", s)
 	}
 }

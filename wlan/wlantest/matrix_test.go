@@ -409,7 +409,7 @@ func htChecks(t *testing.T, a *ap.AP, s *sta.Station, tp topology) {
 	if tx, rx := s.BlockAck(0); tx != ba.Established || rx != ba.Established {
 		t.Errorf("station's agreements for TID 0: tx %v rx %v", tx, rx)
 	}
-	if !strings.Contains(view.String(), "tid 0 tx established rx established") || a.Stats.TxAMPDUQueued.Load() == 0 {
-		t.Errorf("AP: %d MSDUs through the scheduler; view:\n%s", a.Stats.TxAMPDUQueued.Load(), view.String())
+	if !strings.Contains(view.String(), "tid 0 tx established rx established") || a.Stats.TxScheduled.Load() == 0 {
+		t.Errorf("AP: %d MSDUs through the scheduler; view:\n%s", a.Stats.TxScheduled.Load(), view.String())
 	}
 }

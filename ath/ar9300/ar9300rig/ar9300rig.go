@@ -62,7 +62,7 @@ func New(cfg Config) (*Rig, error) {
 		cfg.Name = "ath0"
 	}
 	regs := model.Map(cfg.Name)
-	pw := power.New(cfg.Name, ar9300.PowerRegs(regs))
+	pw := power.New(cfg.Name, regs)
 	dc := cfg.Driver
 	dc.Name, dc.Regs, dc.DMA, dc.Power, dc.MAC = cfg.Name, regs, sys.Mem, pw, cfg.MAC
 	if dc.Delay == nil {

@@ -59,6 +59,8 @@ type Board struct {
 	MACAddr MACLocation
 	// Image is what the boot loader accepts.
 	Image Image
+	// USB lists the EHCI root ports brought out to the case (usb.go).
+	USB []USBPort
 }
 
 // Flash is the board's SPI NOR flash and its layout.
@@ -375,6 +377,9 @@ func (b *Board) Validate() error {
 	}
 	if !lanSeen {
 		return invalid(b, "no LAN port")
+	}
+	if err := b.validateUSB(); err != nil {
+		return err
 	}
 	if b.Image.Format < UImage || b.Image.Format > RedBoot {
 		return invalid(b, "no image format")

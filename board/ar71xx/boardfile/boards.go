@@ -93,6 +93,7 @@ func wdr43xx(name, model string, hwid uint32) *Board {
 		MACAddr: MACLocation{Part: "u-boot", Offset: tplinkMAC},
 		Image: Image{Format: TPLink, TPLinkHWID: hwid, FlashBase: flashKseg1, TFTPLoad: tplinkTFTP,
 			BootmLimit: bootm8M},
+		USB: wdr43xxUSB,
 	}
 }
 
@@ -142,6 +143,7 @@ var (
 		MACAddr: MACLocation{Part: "u-boot", Offset: tplinkMAC},
 		Image: Image{Format: TPLink, TPLinkHWID: fwimage.TPLinkHWIDArcherC7v2, FlashBase: flashKseg1,
 			TFTPLoad: tplinkTFTP, BootmLimit: bootm8M},
+		USB: archerC7USB,
 	}
 
 	// Carambola2 is the 8devices Carambola2 module on its development
@@ -174,6 +176,7 @@ var (
 		Baud:    115200,
 		MACAddr: MACLocation{Part: PartART, Offset: 0},
 		Image:   Image{Format: UImage, FlashBase: flashKseg1, TFTPLoad: 0x81000000, BootmLimit: bootm8M},
+		USB:     carambola2USB,
 	}
 
 	// RSPro is the Ubiquiti RouterStation Pro. Verified against OpenWrt
@@ -213,6 +216,7 @@ var (
 		Baud:    115200,
 		MACAddr: MACLocation{Part: "redboot-config", Offset: 0, Text: true},
 		Image:   Image{Format: RedBoot, FlashBase: 0xbf000000, TFTPLoad: 0x80100000},
+		USB:     rsproUSB,
 	}
 
 	// AP135 is Qualcomm Atheros' QCA9558 reference board (OpenWrt ath79

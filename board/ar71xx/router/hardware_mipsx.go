@@ -144,7 +144,7 @@ func bringUp(b *boardfile.Board) ([]board.Port, error) {
 		return nil, fmt.Errorf("router: %s: %w", b.Name, err)
 	}
 	upWired = w
-	return w.Ports, nil
+	return append(w.Ports, usbPorts(b, hw)...), nil // usb_mipsx.go
 }
 
 // rev reads REV_ID.

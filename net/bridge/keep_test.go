@@ -1,0 +1,192 @@
+package bridge
+
+import (
+	"bytes"
+	"testing"
+
+	gnet "github.com/gowrt/gowrt/net"
+)
+
+// keptRx is a driver's receive buffer offered for keeping (net.RxBuf):
+// Keep hands out the buffer itself as a TxBuf, unless the driver has no
+// spare (empty).
+type keptRx struct {
+	seg      [1][]byte
+	empty    bool
+	keeps    int
+	released int
+}
+
+func (r *keptRx) Keep() gnet.TxBuf {
+	if r.empty {
+		return nil
+	}
+	r.keeps++
+	return r
+}
+func (r *keptRx) KeepWith(head []byte) gnet.TxBuf {
+	if r.empty || len(head) > len(r.seg[0]) {
+		return nil
+	}
+	r.keeps++
+	copy(r.seg[0], head)
+	return r
+}
+func (r *keptRx) Segments() [][]byte { return r.seg[:] }
+func (r *keptRx) Len() int           { return len(r.seg[0]) }
+func (r *keptRx) Release()           { r.released++ }
+
+// receiveBuf delivers f from the ring's buffer through ReceiveBuf, with
+// rx offering the buffer for keeping.
+func (r *ring) receiveBuf(t *testing.T, h gnet.Handler, rx *keptRx, f []byte) {
+	t.Helper()
+	bh, ok := h.(gnet.BufHandler)
+	if !ok {
+		t.Fatal("a NIC port is not a net.BufHandler")
+	}
+	b := r.buf[:copy(r.buf[:], f)]
+	rx.seg[0] = b
+	bh.ReceiveBuf(b, rx)
+}
+
+// TestNICPortKeepsDriverBuffer: a frame forwarded unchanged to one NIC
+// that sends kept receive buffers in place (CapTxRxBuf) is transmitted as
+// the ingress driver's own buffer, kept (no copy, no allocation); a
+// flooded frame, a re-tagged one, one for a NIC without the capability
+// and one the driver cannot spare are not kept, and still go out.
+func TestNICPortKeepsDriverBuffer(t *testing.T) {
+	b, _ := New(Config{MAC: brMAC})
+	in := &holdNIC{}
+	out := &holdNIC{caps: gnet.CapTxRxBuf}
+	plain := &holdNIC{}
+	trunk := PortVLANs{PVID: 1, Untagged: []uint16{1}, Tagged: []uint16{10}}
+	for i, n := range []gnet.NIC{in, out, plain} {
+		v := DefaultVLANs
+		if i == 2 {
+			v = trunk
+		}
+		if _, err := b.AttachNIC(n, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var r ring
+	var rx keptRx
+	// Learn stB on out, stC on plain.
+	out.h.Receive(frame(bcast, stB, -1, 0, 46))
+	plain.h.Receive(frame(bcast, stC, -1, 0, 46))
+	in.complete()
+	out.complete()
+	plain.complete()
+
+	uni := frame(stB, stA, -1, 0, 100)
+	r.receiveBuf(t, in.h, &rx, uni)
+	if rx.keeps != 1 || len(out.held) != 1 || out.held[0] != gnet.TxBuf(&rx) || !bytes.Equal(out.flat(0), uni) {
+		t.Fatalf("unicast to the CapTxRxBuf port: %d keeps, %d held", rx.keeps, len(out.held))
+	}
+	out.complete()
+	if rx.released != 1 {
+		t.Fatalf("kept buffer released %d times at completion", rx.released)
+	}
+	if a := testing.AllocsPerRun(100, func() { r.receiveBuf(t, in.h, &rx, uni); out.complete() }); a != 0 && !raceEnabled {
+		t.Fatalf("%v allocations per kept frame", a)
+	}
+
+	keeps := rx.keeps
+	r.receiveBuf(t, in.h, &rx, frame(bcast, stA, -1, 0, 100)) // flooded
+	r.receiveBuf(t, in.h, &rx, frame(stC, stA, -1, 0, 100))   // no CapTxRxBuf
+	rx.empty = true
+	r.receiveBuf(t, in.h, &rx, uni) // no spare
+	rx.empty = false
+	if rx.keeps != keeps {
+		t.Fatalf("%d frames kept that should not be", rx.keeps-keeps)
+	}
+	if len(out.held) != 2 || len(plain.held) != 2 {
+		t.Fatalf("%d and %d frames sent, want 2 and 2", len(out.held), len(plain.held))
+	}
+	for _, h := range append(out.held, plain.held...) {
+		if &h.Segments()[0][0] == &r.buf[0] {
+			t.Fatal("a frame not kept is transmitted from the driver's buffer")
+		}
+	}
+	out.complete()
+	plain.complete()
+
+	// Re-tagged on the way out: stB moves to the trunk port (tagged VLAN
+	// 10 there); a frame in VLAN 10 needs a tag added, so it is not kept.
+	b2, _ := New(Config{MAC: brMAC})
+	acc, tr := &holdNIC{}, &holdNIC{caps: gnet.CapTxRxBuf}
+	b2.AttachNIC(acc, PortVLANs{PVID: 10, Untagged: []uint16{10}})
+	b2.AttachNIC(tr, trunk)
+	tr.h.Receive(frame(bcast, stB, 10, 0, 46))
+	acc.complete()
+	r.receiveBuf(t, acc.h, &rx, uni)
+	if rx.keeps != keeps || len(tr.held) != 1 || !bytes.Equal(tr.flat(0), frame(stB, stA, 10, 0, 100)) {
+		t.Fatalf("re-tagged frame: %d keeps, %d held", rx.keeps-keeps, len(tr.held))
+	}
+	if rx.released != int(rx.keeps) {
+		t.Fatalf("%d kept, %d released", rx.keeps, rx.released)
+	}
+}
+
+// lendBufHost is a LendBufHandler: it takes what take says, keeping the
+// driver's buffer with head written over it when head is set.
+type lendBufHost struct {
+	lendHost
+	head     []byte
+	bufOffer int
+	kept     []gnet.TxBuf
+}
+
+func (h *lendBufHost) ReceiveLentBuf(f []byte, r gnet.RxBuf) bool {
+	h.bufOffer++
+	if !h.take(f) {
+		return false
+	}
+	if h.head != nil {
+		if t := r.KeepWith(h.head); t != nil {
+			h.kept = append(h.kept, t)
+		}
+	}
+	return true
+}
+
+// TestHostLendsDriverBuffer: a frame for the host port alone, from a
+// driver that offers its buffer, goes to a LendBufHandler with that
+// buffer (which it may keep with a new header), offered once: a declined
+// frame is not offered again through ReceiveLent but goes to ReceiveView;
+// a frame from a driver that offers no buffer goes to ReceiveLent.
+func TestHostLendsDriverBuffer(t *testing.T) {
+	b, _ := New(Config{MAC: brMAC})
+	host, _ := b.AddHostPort(DefaultVLANs)
+	routes := true
+	lh := &lendBufHost{lendHost: lendHost{take: func([]byte) bool { return routes }}, head: []byte{1, 2, 3, 4}}
+	if err := host.Start(lh); err != nil {
+		t.Fatal(err)
+	}
+	in := &holdNIC{}
+	b.AttachNIC(in, DefaultVLANs)
+	var r ring
+	var rx keptRx
+
+	f := ipFrame(brMAC, stA)
+	r.receiveBuf(t, in.h, &rx, f)
+	if lh.bufOffer != 1 || lh.offers != 0 || len(lh.kept) != 1 || lh.kept[0] != gnet.TxBuf(&rx) {
+		t.Fatalf("routed frame: %d buffer offers, %d lent offers, %d kept", lh.bufOffer, lh.offers, len(lh.kept))
+	}
+	if want := append([]byte{1, 2, 3, 4}, f[4:]...); !bytes.Equal(rx.seg[0], want) {
+		t.Fatalf("kept frame %x, want the new header over it: %x", rx.seg[0], want)
+	}
+
+	routes = false
+	r.receiveBuf(t, in.h, &rx, f)
+	if lh.bufOffer != 2 || lh.offers != 0 || len(lh.views) != 1 {
+		t.Fatalf("declined frame: %d buffer offers, %d lent offers, %d views", lh.bufOffer, lh.offers, len(lh.views))
+	}
+	lh.views[0].Release()
+
+	routes = true
+	r.receive(in.h, f) // no buffer offered: ReceiveLent
+	if lh.bufOffer != 2 || lh.offers != 1 {
+		t.Fatalf("frame without a buffer: %d buffer offers, %d lent offers", lh.bufOffer, lh.offers)
+	}
+}

@@ -1,0 +1,459 @@
+package pcnet
+
+import (
+	"bytes"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gowrt/gowrt/hwsim"
+	"github.com/gowrt/gowrt/intr"
+	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/bridge"
+	"github.com/gowrt/gowrt/pcnet/pcnetsim"
+)
+
+// keeper is a BufHandler that keeps every frame it can: it sends it back
+// out of the NIC at once (forwarding) or, with hold, holds on to it until
+// the test sends it.
+type keeper struct {
+	nic  *NIC
+	hold bool
+	// head, if set, gives the header to keep the frame with (KeepWith).
+	head func(f []byte) []byte
+
+	mu      sync.Mutex
+	frames  [][]byte     // copies of every frame received
+	kept    []gnet.TxBuf // held frames (hold)
+	refused int          // Keep returned nil
+	txErr   int          // Transmit refused a kept frame
+}
+
+func (k *keeper) Receive([]byte) { panic("keeper: Receive called on a BufHandler") }
+
+func (k *keeper) LinkChanged(gnet.LinkState) {}
+
+func (k *keeper) ReceiveBuf(f []byte, r gnet.RxBuf) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.frames = append(k.frames, append([]byte(nil), f...))
+	var t gnet.TxBuf
+	if k.head != nil {
+		t = r.KeepWith(k.head(f))
+	} else {
+		t = r.Keep()
+	}
+	switch {
+	case t == nil:
+		k.refused++
+	case k.hold:
+		k.kept = append(k.kept, t)
+	default:
+		if k.nic.Transmit(t) != nil {
+			k.txErr++
+			t.Release()
+		}
+	}
+}
+
+func (k *keeper) received() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.frames)
+}
+
+// keepRig is a rig whose NIC is started with a keeper.
+func keepRig(t *testing.T, seed uint64, be bool, hold, inRing bool, mods ...func(*Config)) (*rig, *keeper) {
+	t.Helper()
+	k := &keeper{hold: hold}
+	// TxOnDemand: frames forwarded in a service pass are rung for at its
+	// end, which must not be forgotten.
+	r := newRigChip(t, seed, be, wrong{}, hwsim.ControllerConfig{Name: "i8259", Lines: 16}, pcnetsim.Config{TxOnDemand: true}, func(n *NIC) error {
+		k.nic = n
+		if inRing {
+			setKeepInRing(t, n)
+		}
+		return n.Start(k)
+	}, mods...)
+	return r, k
+}
+
+// deliver feeds frames to the chip a few at a time and waits until the
+// handler has seen all of them (or the chip missed some).
+func deliver(t *testing.T, r *rig, k *keeper, frames [][]byte) {
+	t.Helper()
+	base := k.received()
+	for _, f := range frames {
+		r.chip.Deliver(f)
+		for r.chip.Pending() > 1 {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for k.received()+r.missed() < base+len(frames) {
+		if time.Now().After(deadline) {
+			t.Fatalf("received %d of %d frames", k.received()-base, len(frames))
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (n *NIC) spares() int {
+	n.pool.mu.Lock()
+	defer n.pool.mu.Unlock()
+	return len(n.pool.free)
+}
+
+// TestKeepForwardsFromReceiveBuffer: a handler that keeps each received
+// frame and transmits it gets the driver's receive buffer as its TxBuf,
+// and the chip sends the frame from that buffer (no copy, TxFromRx) with
+// no cache maintenance the model finds missing; the ring is refilled from
+// the pool, the kept buffers return to it when sent, and many times more
+// frames than ring and pool hold pass through intact, on both endians.
+func TestKeepForwardsFromReceiveBuffer(t *testing.T) {
+	sizes := []int{60, 61, 100, 1000, 1514, 1518}
+	for _, be := range []bool{false, true} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			r, k := keepRig(t, seed, be, false, false, func(c *Config) { c.RxSpares = 4 })
+			var want [][]byte
+			for i := 0; i < 60; i++ {
+				want = append(want, frame(i, sizes[i%len(sizes)]))
+			}
+			deliver(t, r, k, want)
+			got := map[string]int{}
+			deadline := time.After(5 * time.Second)
+			for sent := 0; sent < k.received()-k.refused-k.txErr; sent++ {
+				select {
+				case f := <-r.sent:
+					got[string(f)]++
+				case <-deadline:
+					t.Fatalf("be=%v seed %d: %d frames sent of %d kept", be, seed, sent, k.received()-k.refused-k.txErr)
+				}
+			}
+			for _, w := range want {
+				got[string(w)]--
+			}
+			for f, c := range got {
+				if c > 0 {
+					t.Fatalf("be=%v seed %d: sent a %d-byte frame that was not received", be, seed, len(f))
+				}
+			}
+			fromRx := r.nic.Stats.TxFromRx.Load()
+			if fromRx == 0 || fromRx != uint64(k.received()-k.refused-k.txErr) {
+				t.Fatalf("be=%v seed %d: %d frames sent from receive buffers, %d kept (%d refused, %d not sent)",
+					be, seed, fromRx, k.received(), k.refused, k.txErr)
+			}
+			if k.refused != int(r.nic.Stats.RxKeepEmpty.Load()) {
+				t.Fatalf("be=%v seed %d: %d keeps refused, RxKeepEmpty %d", be, seed, k.refused, r.nic.Stats.RxKeepEmpty.Load())
+			}
+			r.close() // releases frames still queued
+			if n := r.nic.spares(); n != 4 {
+				t.Fatalf("be=%v seed %d: %d of 4 spare buffers back in the pool", be, seed, n)
+			}
+			for _, m := range r.misuses(t) {
+				t.Errorf("be=%v seed %d: %v", be, seed, m)
+			}
+		}
+	}
+}
+
+// TestKeepRefusedWhenPoolEmpty: with every spare held, Keep refuses and
+// the frame is only borrowed; the ring keeps receiving, and the held
+// frames are intact (their buffers left the ring).
+func TestKeepRefusedWhenPoolEmpty(t *testing.T) {
+	r, k := keepRig(t, 5, true, true, false, func(c *Config) { c.RxSpares = 3 })
+	var want [][]byte
+	for i := 0; i < 30; i++ {
+		want = append(want, frame(i, 200+i))
+	}
+	deliver(t, r, k, want)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.kept) != 3 || k.refused != len(k.frames)-3 {
+		t.Fatalf("kept %d, refused %d of %d frames", len(k.kept), k.refused, len(k.frames))
+	}
+	for i, b := range k.kept {
+		if seg := b.Segments(); len(seg) != 1 || !bytes.Equal(seg[0], k.frames[i]) {
+			t.Fatalf("held frame %d changed while held", i)
+		}
+		if err := r.nic.Transmit(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range k.kept {
+		select {
+		case f := <-r.sent:
+			if !bytes.Equal(f, k.frames[i]) {
+				t.Fatalf("held frame %d sent changed", i)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("held frame %d never sent", i)
+		}
+	}
+	for _, m := range r.misuses(t) {
+		t.Error(m)
+	}
+}
+
+// TestHazardKeptBufferInRing: the wrong way to keep a buffer, leaving it
+// in its ring slot (handed back to the chip) instead of refilling the
+// slot from the pool, while the handler transmits it. The chip is then
+// handed a TX buffer it also owns for receiving, and may receive into it
+// before sending it: the model's one-owner rule reports it (or a frame
+// goes out changed), while the correct driver, run the same way, is
+// never caught.
+func TestHazardKeptBufferInRing(t *testing.T) {
+	if !hazardTag {
+		t.Skip("the kept-buffer-in-ring variant needs the driver's hook: go test -tags gowrt_hazard")
+	}
+	const seeds = 8
+	caught := 0
+	for seed := uint64(1); seed <= seeds; seed++ {
+		for _, bug := range []bool{true, false} {
+			r, k := keepRig(t, seed, seed%2 == 0, false, bug, func(c *Config) { c.RxSpares = 4 })
+			var want [][]byte
+			for i := 0; i < 150; i++ {
+				want = append(want, frame(i, 100+i))
+			}
+			deliver(t, r, k, want)
+			time.Sleep(5 * time.Millisecond)
+			r.close()
+			expect := map[string]bool{}
+			for _, w := range want {
+				expect[string(w)] = true
+			}
+			changed := 0
+			for len(r.sent) > 0 {
+				if !expect[string(<-r.sent)] {
+					changed++
+				}
+			}
+			owner := 0
+			ms := r.misuses(t)
+			for _, m := range ms {
+				if m.Kind == hwsim.ModelRule && bytes.Contains([]byte(m.Detail), []byte("which the chip also owns")) {
+					owner++
+				}
+			}
+			if !bug {
+				if changed != 0 || len(ms) != 0 {
+					t.Fatalf("seed %d: correct driver caught: %d frames sent changed, misuses %v", seed, changed, ms)
+				}
+				continue
+			}
+			if owner > 0 || changed > 0 {
+				caught++
+			}
+			t.Logf("seed %d: %d one-owner misuses, %d frames sent changed", seed, owner, changed)
+		}
+	}
+	if caught != seeds {
+		t.Fatalf("caught under %d of %d seeds", caught, seeds)
+	}
+}
+
+// TestBridgeSendsFromReceiveBuffer: two chips on one bus, both ports of a
+// bridge, as on QEMU malta. A frame bridged from one to the other goes
+// out of the second chip from the first chip's receive buffer (TxFromRx,
+// no copy), the buffer returns to the first chip's pool after the second
+// chip sent it, and the model finds no misuse: each buffer has one owner
+// at a time across both chips' rings.
+func TestBridgeSendsFromReceiveBuffer(t *testing.T) {
+	br, err := bridge.New(bridge.Config{MAC: gnet.MAC{0x02, 0xbb, 0, 0, 0, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	attach := func(n *NIC) error { _, err := br.AttachNIC(n, bridge.DefaultVLANs); return err }
+	prom := func(c *Config) { c.Promiscuous = true; c.RxSpares = 6 }
+	// TxOnDemand: chip B sends only what its doorbell announced, which
+	// chip A's service passes ring when they end.
+	a := newRigChip(t, 7, true, wrong{}, hwsim.ControllerConfig{Name: "i8259", Lines: 16}, pcnetsim.Config{TxOnDemand: true}, attach, prom)
+	// The second chip: same system (memory, bus), its own line.
+	const lineB = line + 1
+	sentB := make(chan []byte, 1024)
+	macB := [6]byte{0x52, 0x54, 0x00, 0x12, 0x34, 0x57}
+	chipB := pcnetsim.New(a.sys, a.ctl, pcnetsim.Config{MAC: macB, Line: lineB, TxOnDemand: true, OnTransmit: func(f []byte) {
+		sentB <- append([]byte(nil), f...)
+	}})
+	cfg := Config{Regs: chipB.Map("pcnet-b"), DMA: a.sys.Mem, RxRing: 8, TxRing: 8, LinkPoll: 5 * time.Millisecond}
+	prom(&cfg)
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ctl.SetTrigger(lineB, intr.Level); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.disp.Register(lineB, "pcnet-b", b.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := attach(b); err != nil {
+		t.Fatal(err)
+	}
+	stopB := make(chan struct{})
+	done := make(chan struct{})
+	go func() { chipB.Pump(stopB); close(done) }()
+	defer func() { b.Stop(); _ = a.disp.Unregister(lineB); close(stopB); <-done }()
+
+	// Station X lives behind chip B: the bridge learns it from a frame.
+	stX, stY := []byte{0x02, 0, 0, 0, 0, 0x0a}, []byte{0x02, 0, 0, 0, 0, 0x0b}
+	learn := frame(0, 64)
+	copy(learn[6:], stX)
+	chipB.Deliver(learn)
+	select {
+	case <-a.sent: // flooded out of chip A
+	case <-time.After(5 * time.Second):
+		t.Fatal("the learning frame was not flooded")
+	}
+	const n = 50
+	var want [][]byte
+	for i := 0; i < n; i++ {
+		f := frame(i, 60+i*29)
+		copy(f, stX)
+		copy(f[6:], stY)
+		want = append(want, f)
+		a.chip.Deliver(f)
+		for a.chip.Pending() > 1 {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	for i := 0; i < n-a.missed(); i++ {
+		select {
+		case f := <-sentB:
+			found := false
+			for _, w := range want {
+				found = found || bytes.Equal(f, w)
+			}
+			if !found {
+				t.Fatalf("chip B sent a %d-byte frame that chip A did not receive", len(f))
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("chip B sent %d of %d frames", i, n)
+		}
+	}
+	fromRx := b.Stats.TxFromRx.Load()
+	if fromRx == 0 || fromRx+a.nic.Stats.RxKeepEmpty.Load() != b.Stats.TxFrames.Load() {
+		t.Fatalf("chip B sent %d frames, %d from chip A's buffers; A refused %d keeps",
+			b.Stats.TxFrames.Load(), fromRx, a.nic.Stats.RxKeepEmpty.Load())
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for a.nic.spares() != 6 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of chip A's 6 spare buffers back in its pool", a.nic.spares())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for _, m := range a.misuses(t) {
+		t.Error(m)
+	}
+}
+
+// writer is a handler that breaks the net contract: it writes into the
+// frame it is lent.
+type writer struct{ n int }
+
+func (w *writer) Receive(f []byte) {
+	f[len(f)/2] ^= 0xff
+	w.n++
+}
+func (*writer) LinkChanged(gnet.LinkState) {}
+
+// TestHazardHandlerWritesFrame: the driver re-arms a receive buffer
+// without a PreRead invalidate, relying on the CPU never writing it
+// (busdma's re-arm rule). A handler that writes a lent frame leaves a
+// dirty line in a buffer the chip writes again, and the model reports
+// it: the promise the driver relies on is checked, not assumed.
+func TestHazardHandlerWritesFrame(t *testing.T) {
+	w := &writer{}
+	r := newRigStart(t, 3, true, wrong{}, hwsim.ControllerConfig{Name: "i8259", Lines: 16},
+		func(n *NIC) error { return n.Start(w) })
+	for i := 0; i < 20; i++ { // the 8-slot ring wraps twice
+		r.chip.Deliver(frame(i, 200))
+		for r.chip.Pending() > 1 {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	time.Sleep(5 * time.Millisecond)
+	r.close()
+	for _, m := range r.misuses(t) {
+		if m.Kind == hwsim.CPUWroteDeviceLine {
+			return
+		}
+	}
+	t.Fatalf("a handler wrote %d lent frames, and no write was caught", w.n)
+}
+
+// TestKeepReleaseAllocatesNothing: keeping a buffer (a spare refills its
+// slot) and releasing it (it becomes a spare) allocate nothing.
+func TestKeepReleaseAllocatesNothing(t *testing.T) {
+	r, _ := keepRig(t, 1, false, true, false, func(c *Config) { c.RxSpares = 2 })
+	n := r.nic
+	cycle := func() {
+		n.rxMu.Lock() // as reapRx holds it around ReceiveBuf
+		s := n.rx[n.rxHead]
+		s.state, s.slot, s.frame[0] = rxLent, n.rxHead, s.buf[:64]
+		kept := s.Keep()
+		n.rxMu.Unlock()
+		if kept == nil {
+			t.Fatal("Keep refused with spares in the pool")
+		}
+		kept.Release()
+	}
+	if a := testing.AllocsPerRun(100, cycle); a != 0 {
+		t.Fatalf("%v allocations per keep and release", a)
+	}
+	if n.spares() != 2 {
+		t.Fatalf("%d spares after balanced keeps and releases, want 2", n.spares())
+	}
+}
+
+// rewrite is a router's header rewrite: the first 40 bytes with the
+// addresses swapped and the rest of them inverted.
+func rewrite(f []byte) []byte {
+	h := make([]byte, 40)
+	copy(h, f[6:12])
+	copy(h[6:], f[0:6])
+	for i := 12; i < 40; i++ {
+		h[i] = ^f[i]
+	}
+	return h
+}
+
+// TestKeepWithRewrittenHeader: a handler that keeps each frame with a
+// rewritten header (KeepWith, as the router's NAT does) gets it sent from
+// the receive buffer with the new header: the driver wrote it back for
+// DMA (the model reports a device read of a dirty line otherwise), and
+// the buffers, written by the CPU, are re-armed without a misuse.
+func TestKeepWithRewrittenHeader(t *testing.T) {
+	for _, be := range []bool{false, true} {
+		r, k := keepRig(t, 4, be, false, false, func(c *Config) { c.RxSpares = 4 })
+		k.head = rewrite
+		var want [][]byte
+		expect := map[string]int{}
+		for i := 0; i < 40; i++ {
+			f := frame(i, 100+i*30)
+			want = append(want, f)
+			expect[string(append(rewrite(f), f[40:]...))]++
+		}
+		deliver(t, r, k, want)
+		sent := k.received() - k.refused - k.txErr
+		for i := 0; i < sent; i++ {
+			select {
+			case f := <-r.sent:
+				if expect[string(f)] == 0 {
+					t.Fatalf("be=%v: sent a %d-byte frame without the rewritten header", be, len(f))
+				}
+				expect[string(f)]--
+			case <-time.After(5 * time.Second):
+				t.Fatalf("be=%v: %d of %d frames sent", be, i, sent)
+			}
+		}
+		if from := r.nic.Stats.TxFromRx.Load(); from == 0 || from != uint64(sent) {
+			t.Fatalf("be=%v: %d of %d kept frames sent from receive buffers", be, from, sent)
+		}
+		r.close()
+		for _, m := range r.misuses(t) {
+			t.Errorf("be=%v: %v", be, m)
+		}
+	}
+}
