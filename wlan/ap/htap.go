@@ -117,7 +117,7 @@ func (a *AP) associateHT(s *station, es *ie.Elements) {
 // authorizedHT puts an HT station into the transmit scheduler once its
 // keys are in place, and sets up its Block Ack agreements.
 func (a *AP) authorizedHT(s *station) {
-	if !s.ht || a.sched == nil {
+	if !s.ht || a.sched == nil || s.txs != nil {
 		return
 	}
 	sc := txq.StationConfig{Addr: s.addr, Caps: s.caps, Key: radio.NoKey}

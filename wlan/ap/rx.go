@@ -8,6 +8,7 @@ import (
 	"github.com/gowrt/gowrt/wlan"
 	"github.com/gowrt/gowrt/wlan/ccmp"
 	"github.com/gowrt/gowrt/wlan/ie"
+	"github.com/gowrt/gowrt/wlan/internal/ht"
 	"github.com/gowrt/gowrt/wlan/radio"
 	"github.com/gowrt/gowrt/wlan/wpa"
 )
@@ -423,6 +424,10 @@ func (a *AP) receiveAMSDU(s *station, h *wlan.Header, body []byte) {
 		return
 	}
 	a.Stats.RxAMSDU.Add(1)
+	if len(body) >= 6 && [6]byte(body[:6]) == ht.LLCMimicDA {
+		a.Stats.Malformed.Add(1) // a plain MSDU turned into an A-MSDU by a flipped bit
+		return
+	}
 	rd := wlan.NewAMSDUReader(body)
 	for {
 		sub, ok := rd.Next()

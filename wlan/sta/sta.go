@@ -544,6 +544,10 @@ func (s *Station) dataAMSDU(h *wlan.Header, body []byte) {
 		return
 	}
 	s.Stats.RxAMSDU.Add(1)
+	if len(body) >= 6 && [6]byte(body[:6]) == ht.LLCMimicDA {
+		s.Stats.Dropped.Add(1) // a plain MSDU turned into an A-MSDU by a flipped bit
+		return
+	}
 	rd := wlan.NewAMSDUReader(body)
 	for {
 		sub, ok := rd.Next()

@@ -36,8 +36,8 @@ type RxStats struct {
 // are not taken for replays (802.11-2016 12.5.3.4.4 checks the PN of
 // frames in the order the reorder buffer releases them).
 //
-// Buffers are allocated at the first agreement; frames then go through
-// without allocation. Not safe for concurrent use: the owner's lock
+// Buffers are allocated at the first agreement and grow to the frames
+// they hold; frames then go through without allocation. Not safe for concurrent use: the owner's lock
 // guards it.
 type Rx struct {
 	Peer    ba.Peer[int32]
@@ -81,8 +81,10 @@ func (r *Rx) HandleAction(dst, body []byte, now time.Time) ([]byte, error) {
 	if r.slots == nil && r.established() {
 		r.slots = make([]rxSlot, r.entries)
 		r.free = make([]int32, r.entries)
+		// The buffers grow to the frames they hold when first used, so
+		// a station's memory follows its traffic (small frames, few
+		// TIDs), and the steady state allocates nothing.
 		for i := range r.slots {
-			r.slots[i].buf = make([]byte, 0, r.size)
 			r.free[i] = int32(r.entries - 1 - i)
 		}
 	}
@@ -188,3 +190,10 @@ func (r *Rx) drain(tid uint8) {
 		r.free = append(r.free, i)
 	}
 }
+
+// LLCMimicDA is the destination address an A-MSDU's first subframe has
+// when an attacker flipped the A-MSDU Present bit of a plain MSDU (the
+// bit is not covered by CCMP without SPP A-MSDUs): the LLC/SNAP header
+// read as an address. mac80211 drops such A-MSDUs (the FragAttacks
+// A-MSDU injection defence, Vanhoef 2021, CVE-2020-24588).
+var LLCMimicDA = [6]byte{0xaa, 0xaa, 0x03, 0x00, 0x00, 0x00}
