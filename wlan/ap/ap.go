@@ -440,9 +440,11 @@ type StationInfo struct {
 	Behind int
 	// HardwareKey: its pairwise key is in the radio's key cache.
 	HardwareKey bool
-	// HT: an HT station with WMM; Aggregating: its QoS data goes in
-	// A-MPDUs through the scheduler.
+	// HT: an HT station with WMM; Aggregating: its QoS data goes
+	// through the A-MPDU scheduler. Caps are the link's rate
+	// capabilities from its HT Capabilities (ath/rate tables).
 	HT, Aggregating bool
+	Caps            rate.Caps
 }
 
 // Stations lists the station table.
@@ -459,7 +461,7 @@ func (a *AP) Stations() []StationInfo {
 		}
 		out = append(out, StationInfo{Addr: s.addr, AID: s.aid, Associated: s.state >= stateAssociated,
 			Authorized: s.state == stateAuthorized, WDS: s.wds, Behind: n, HardwareKey: s.slot != radio.NoKey,
-			HT: s.ht, Aggregating: s.txs != nil})
+			HT: s.ht, Aggregating: s.txs != nil, Caps: s.caps})
 	}
 	return out
 }

@@ -274,13 +274,14 @@ func (a *AP) WriteStats(w io.Writer) error {
 		addr      wlan.MAC
 		tx, rx    [8]ba.State
 		reordered uint64
+		dropped   uint64
 	}
 	var list []agreement
 	for _, s := range a.stations {
 		if s.rx == nil {
 			continue
 		}
-		g := agreement{addr: s.addr, reordered: s.rx.Stats.Reordered}
+		g := agreement{addr: s.addr, reordered: s.rx.Stats.Reordered, dropped: s.rx.Stats.Dropped + s.rx.Stats.TooLarge}
 		for tid := range g.tx {
 			g.tx[tid] = s.rx.Peer.Orig[tid].State()
 			g.rx[tid] = s.rx.Peer.Recip[tid].State()
@@ -299,7 +300,7 @@ func (a *AP) WriteStats(w io.Writer) error {
 				fmt.Fprintf(w, "  tid %d tx %s rx %s", tid, g.tx[tid], g.rx[tid])
 			}
 		}
-		fmt.Fprintf(w, "  reordered %d\n", g.reordered)
+		fmt.Fprintf(w, "  reordered %d  reorder-dropped %d\n", g.reordered, g.dropped)
 	}
 	return sched.WriteStats(w)
 }

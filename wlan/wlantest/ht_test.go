@@ -195,6 +195,11 @@ func runHTOpts(t *testing.T, k int, c htCrypto, warm, dur time.Duration, p float
 			t.Fatalf("station %d: HT %v caps %+v", i, on, caps)
 		}
 	}
+	for _, in := range a.Stations() {
+		if !in.HT || !in.Aggregating || !in.Caps.HT40 || !in.Caps.SGI || in.Caps.MCS != 0xffff || in.Caps.MaxAMPDU != 65535 {
+			t.Fatalf("AP's table: %+v", in)
+		}
+	}
 	eth := make([]byte, 14+htPayload)
 	copy(eth[6:], htDS[:])
 	binary.BigEndian.PutUint16(eth[12:], 0x0800)
