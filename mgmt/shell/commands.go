@@ -476,3 +476,15 @@ func passwd(h Host, s *Session) error {
 	fmt.Fprintf(s.Out, "passwd: password for %s changed\n", s.User)
 	return nil
 }
+
+// wifiStatsCommand shows the Wi-Fi statistics under name (athstats is
+// what FreeBSD's ath tool for this is called).
+func wifiStatsCommand(name string, ws WifiStatser) Command {
+	return Command{Name: name, Usage: name, Help: "show Wi-Fi rate control, aggregation and retry statistics per station",
+		Run: func(ctx context.Context, s *Session, args []string) error {
+			if len(args) > 1 {
+				return UsageError
+			}
+			return ws.WifiStats(s.Out)
+		}}
+}

@@ -86,6 +86,10 @@ func New(h Host) *Shell {
 	for _, c := range standardCommands(sh) {
 		sh.Add(c)
 	}
+	if ws, ok := h.(WifiStatser); ok {
+		sh.Add(wifiStatsCommand("athstats", ws))
+		sh.Add(wifiStatsCommand("wifistats", ws))
+	}
 	return sh
 }
 
@@ -206,6 +210,13 @@ type Host interface {
 // *auth.Auth's ResetPassword fits.
 type PasswordResetter interface {
 	ResetPassword(pw string) error
+}
+
+// WifiStatser is an optional Host method: the access point's per-station
+// rate control statistics, aggregate sizes and retries (wlan/ap's
+// WriteStats). With it the shell has athstats (and wifistats).
+type WifiStatser interface {
+	WifiStats(w io.Writer) error
 }
 
 // Info is the system summary.

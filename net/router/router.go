@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -235,6 +236,9 @@ type Router struct {
 	// for every WAN frame.
 	dhcpConn atomic.Pointer[ethudp.Conn]
 	extra    []extraIface // added by AddInterface, guarded by wan.mu
+	// wifiStats writes the status page's Wi-Fi section (SetWifiStats).
+	wifiMu    sync.Mutex
+	wifiStats func(w io.Writer) error
 
 	ctx    context.Context // cancelled by Close: stops the services
 	cancel context.CancelFunc

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"io"
 	"maps"
 	"net/http"
 	"net/netip"
@@ -73,6 +74,9 @@ type Status struct {
 	Forward   ForwardStatus   `json:"forwarding"`
 	DNS       DNSStatus       `json:"dns"`
 	Time      TimeStatus      `json:"time"`
+	// Wifi is the access point's athstats view (per-station rate
+	// control, aggregate sizes, retries), when SetWifiStats gave one.
+	Wifi string `json:"wifi,omitempty"`
 }
 
 // WANStatus is the WAN's address and where it came from.
@@ -157,7 +161,25 @@ func (r *Router) Status() Status {
 		st.HTTPConns, st.HTTPRejected = hs.Open, hs.Rejected()
 	}
 	r.servicesStatus(&st)
+	r.wifiMu.Lock()
+	ws := r.wifiStats
+	r.wifiMu.Unlock()
+	if ws != nil {
+		var b strings.Builder
+		if err := ws(&b); err != nil {
+			fmt.Fprintf(&b, "error: %v\n", err)
+		}
+		st.Wifi = b.String()
+	}
 	return st
+}
+
+// SetWifiStats gives the status page a Wi-Fi section: fn writes the
+// access point's statistics (wlan/ap's WriteStats). nil removes it.
+func (r *Router) SetWifiStats(fn func(w io.Writer) error) {
+	r.wifiMu.Lock()
+	r.wifiStats = fn
+	r.wifiMu.Unlock()
 }
 
 // servicesStatus fills in the WAN, the connection table, the forwarding
@@ -335,6 +357,9 @@ func renderHTML(st Status) string {
 			synced = "synchronised"
 		}
 		fmt.Fprintf(&b, "<p>time: %s (%s)</p>\n", e(st.Time.Now), synced)
+	}
+	if st.Wifi != "" {
+		fmt.Fprintf(&b, "<h2>Wi-Fi</h2>\n<pre>%s</pre>\n", e(st.Wifi))
 	}
 	b.WriteString("<h2>DHCP leases</h2>\n<table border=1>\n<tr><th>host</th><th>address</th><th>MAC</th><th>expires in</th></tr>\n")
 	for _, l := range st.Leases {

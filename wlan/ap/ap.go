@@ -38,12 +38,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gowrt/gowrt/ath/rate"
 	"github.com/gowrt/gowrt/wlan"
 	"github.com/gowrt/gowrt/wlan/ccmp"
 	"github.com/gowrt/gowrt/wlan/ie"
+	"github.com/gowrt/gowrt/wlan/internal/ht"
 	"github.com/gowrt/gowrt/wlan/internal/mpdupool"
 	"github.com/gowrt/gowrt/wlan/radio"
 	"github.com/gowrt/gowrt/wlan/reorder"
+	"github.com/gowrt/gowrt/wlan/txq"
 	"github.com/gowrt/gowrt/wlan/wpa"
 )
 
@@ -149,6 +152,8 @@ type Config struct {
 	// Rand is the randomness for nonces and the GTK; nil means
 	// crypto/rand.
 	Rand io.Reader
+	// HT, if set, runs 802.11n with WMM (HTConfig); nil: legacy only.
+	HT *HTConfig
 }
 
 // Stats counts what the AP did and dropped.
@@ -183,6 +188,9 @@ type Stats struct {
 	WDSRefused     atomic.Uint64 // 4-address frames dropped: WDS off
 	PSBuffered     atomic.Uint64
 	PSDropped      atomic.Uint64
+	TxScheduled    atomic.Uint64 // MSDUs queued in the A-MPDU scheduler (wlan/txq)
+	BAActions      atomic.Uint64 // Block Ack action frames sent
+	RxAMSDU        atomic.Uint64 // A-MSDUs received (each subframe bridged)
 }
 
 // Errors of SendFromDS, New and Start.
@@ -225,16 +233,23 @@ type station struct {
 	groupPending bool
 	dozing       bool
 	psQueue      [][]byte // Ethernet frames buffered while dozing
+	// HT: the station sent HT Capabilities and WMM; caps is the link's
+	// rate capabilities, txs its queues in the scheduler, rx its Block
+	// Ack agreements (originator and recipient per TID).
+	ht   bool
+	caps rate.Caps
+	txs  *txq.Station
+	rx   *ht.Rx
+	win  [8]int // the Block Ack window the scheduler has per TID
 }
 
 // AP is an access point. Its methods are safe for concurrent use.
 type AP struct {
 	Stats Stats
 
-	rxMu       sync.Mutex // serialises Receive; guards ethBuf
+	rxMu       sync.Mutex // serialises Receive; guards dsBufs
 	mu         sync.Mutex // guards the rest
 	toDS       func(eth []byte)
-	pendingDS  []byte // a frame for toDS, handed over after mu is released
 	cfg        Config
 	rsne       []byte
 	authCfg    *wpa.AuthenticatorConfig
@@ -252,11 +267,22 @@ type AP struct {
 	behind     map[wlan.MAC]behindEntry
 	seq        wlan.Sequencer
 	rxBuf      []byte
-	ethBuf     []byte
 	tim        ie.VirtualBitmap
 	bucket     float64 // management request tokens
 	bucketAt   time.Time
 	tx         *mpdupool.Pool
+	// HT: the A-MPDU scheduler, its clock (ns since clockZero, read by
+	// radio completions without mu), the lock of software CCMP transmit
+	// state shared with the scheduler's completions, a buffer for
+	// action frame bodies, and the Ethernet frames for the DS one
+	// received MPDU produced (an A-MSDU, a reorder release).
+	sched     *txq.Scheduler
+	clock     atomic.Int64
+	clockZero time.Time
+	txKeyMu   sync.Mutex
+	actBuf    []byte
+	dsBufs    [][]byte
+	dsN       int
 }
 
 // New checks cfg and derives the PSK (the slow part: 4096 PBKDF2
@@ -291,8 +317,8 @@ func New(cfg Config) (*AP, error) {
 		stations: make(map[wlan.MAC]*station),
 		aids:     make([]*station, cfg.MaxStations),
 		behind:   make(map[wlan.MAC]behindEntry),
-		rxBuf:    make([]byte, 0, 4096),
-		ethBuf:   make([]byte, 0, 4096),
+		rxBuf:    make([]byte, 0, 8192),
+		actBuf:   make([]byte, 0, 64),
 		toDS:     cfg.ToDS,
 		gtkSlot:  radio.NoKey,
 	}
@@ -342,6 +368,9 @@ func (a *AP) Start(r radio.Radio, now time.Time) error {
 	}
 	a.now = now
 	a.bucket, a.bucketAt = float64(a.cfg.MgmtRate), now
+	if err := a.startHT(r, now); err != nil {
+		return err
+	}
 	if a.delivering != r {
 		// Once per radio: Reconfigure restarts the AP, not the radio.
 		if err := r.Start(a); err != nil {
@@ -411,6 +440,11 @@ type StationInfo struct {
 	Behind int
 	// HardwareKey: its pairwise key is in the radio's key cache.
 	HardwareKey bool
+	// HT: an HT station with WMM; Aggregating: its QoS data goes
+	// through the A-MPDU scheduler. Caps are the link's rate
+	// capabilities from its HT Capabilities (ath/rate tables).
+	HT, Aggregating bool
+	Caps            rate.Caps
 }
 
 // Stations lists the station table.
@@ -426,7 +460,8 @@ func (a *AP) Stations() []StationInfo {
 			}
 		}
 		out = append(out, StationInfo{Addr: s.addr, AID: s.aid, Associated: s.state >= stateAssociated,
-			Authorized: s.state == stateAuthorized, WDS: s.wds, Behind: n, HardwareKey: s.slot != radio.NoKey})
+			Authorized: s.state == stateAuthorized, WDS: s.wds, Behind: n, HardwareKey: s.slot != radio.NoKey,
+			HT: s.ht, Aggregating: s.txs != nil, Caps: s.caps})
 	}
 	return out
 }
@@ -484,6 +519,7 @@ func (a *AP) Tick(now time.Time) {
 		return
 	}
 	a.now = now
+	a.setClock(now)
 	if a.ring != nil && a.gtkNext == nil {
 		if due, err := a.ring.Tick(now); due && err == nil {
 			a.startGroupRekey()
@@ -509,6 +545,7 @@ func (a *AP) Tick(now time.Time) {
 				a.handshakeFailed(s)
 			}
 		}
+		a.tickHT(s)
 	}
 	a.finishGroupRekey()
 	a.ageBehind()
@@ -530,6 +567,7 @@ func (a *AP) remove(s *station) {
 		a.aids[s.aid-1] = nil
 		a.clearTIM(s.aid)
 	}
+	a.stopHT(s)
 	a.dropKey(s)
 	a.forgetBehind(s)
 	delete(a.stations, s.addr)
@@ -563,7 +601,8 @@ func (a *AP) beaconBody(dst []byte, hideSSID bool, tim bool) []byte {
 		// never held back (it is sent at once).
 		dst = ie.AppendTIM(dst, 0, 1, false, &a.tim)
 	}
-	return append(dst, a.rsne...)
+	dst = append(dst, a.rsne...)
+	return a.htElements(dst)
 }
 
 // updateBeacon builds the beacon template and gives it to the radio,

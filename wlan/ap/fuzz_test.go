@@ -64,12 +64,28 @@ func FuzzReceiveModes(f *testing.F) {
 		f.Add(append([]byte{1}, fr...))
 	}
 	f.Add([]byte{2, 0x88, 0x43})
+	// The HT paths: an HT AP with an HT station, Block Ack agreements
+	// both ways, A-MSDUs in A-MPDUs; the seeds are everything on its air
+	// (ADDBA, BAR, QoS data, A-MSDUs), given to the HT AP when the first
+	// byte is 4 or more.
+	h := newHTBSS(f, ap.Config{MaxStations: 4, Crypto: ap.CryptoHardware}, sta.Config{HardwareCrypto: true})
+	for _, fr := range h.tap.frames {
+		f.Add(append([]byte{4}, fr...))
+		f.Add(append([]byte{5}, fr...))
+	}
 	sts := []*radio.RxStatus{nil, {Decrypted: true}, {DecryptErr: true}, {}}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) == 0 {
 			return
 		}
 		st, frame := sts[int(in[0])%len(sts)], in[1:]
+		if in[0] >= 4 {
+			h.ap.Receive(frame, st)
+			h.m.Run(time.Millisecond)
+			_ = h.ap.SendFromDS(ethICMP(staAddr(0), dsAddr, 1, 100, 0, 1))
+			h.tap.frames, h.tap.times = h.tap.frames[:0], h.tap.times[:0]
+			return
+		}
 		b.ap.Receive(frame, st)
 		if len(frame) >= 16 {
 			g := append([]byte(nil), frame...)

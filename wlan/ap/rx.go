@@ -8,6 +8,7 @@ import (
 	"github.com/gowrt/gowrt/wlan"
 	"github.com/gowrt/gowrt/wlan/ccmp"
 	"github.com/gowrt/gowrt/wlan/ie"
+	"github.com/gowrt/gowrt/wlan/internal/ht"
 	"github.com/gowrt/gowrt/wlan/radio"
 	"github.com/gowrt/gowrt/wlan/wpa"
 )
@@ -29,11 +30,14 @@ func (a *AP) Receive(frame []byte, st *radio.RxStatus) {
 	a.rxMu.Lock()
 	defer a.rxMu.Unlock()
 	a.mu.Lock()
+	a.dsN = 0
 	a.receive(frame, st)
-	toDS, eth := a.toDS, a.pendingDS
-	a.pendingDS = nil
+	toDS, n := a.toDS, a.dsN
 	a.mu.Unlock()
-	if eth != nil && toDS != nil {
+	if toDS == nil {
+		return
+	}
+	for _, eth := range a.dsBufs[:n] {
 		toDS(eth)
 	}
 }
@@ -57,6 +61,9 @@ func (a *AP) receive(frame []byte, st *radio.RxStatus) {
 	case wlan.TypeData:
 		a.receiveData(&h, frame, st)
 	case wlan.TypeControl:
+		if h.FC.Kind() == wlan.KindBlockAckReq {
+			a.receiveBAR(&h, body)
+		}
 		if h.FC.Kind() == wlan.KindPSPoll && h.Addr1 == a.cfg.BSSID {
 			if s := a.stations[h.Addr2]; s != nil && s.state == stateAuthorized && wlan.PSPollAID(&h) == s.aid {
 				s.lastSeen = a.now
@@ -113,6 +120,11 @@ func (a *AP) receiveMgmt(h *wlan.Header, body []byte) {
 			return
 		}
 		a.associate(h.Addr2, body, k == wlan.KindReassocReq)
+	case wlan.KindAction:
+		if s := a.stations[h.Addr2]; s != nil && s.state >= stateAssociated {
+			s.lastSeen = a.now
+			a.receiveAction(s, body)
+		}
 	case wlan.KindDeauth, wlan.KindDisassoc:
 		if s := a.stations[h.Addr2]; s != nil {
 			if k == wlan.KindDisassoc && s.state > stateAuthenticated {
@@ -121,6 +133,7 @@ func (a *AP) receiveMgmt(h *wlan.Header, body []byte) {
 					a.aids[s.aid-1] = nil
 					a.clearTIM(s.aid)
 				}
+				a.stopHT(s)
 				a.dropKey(s)
 				a.forgetBehind(s)
 				s.aid, s.state, s.auth, s.psQueue, s.wds, s.groupPending = 0, stateAuthenticated, nil, nil, false, false
@@ -265,8 +278,12 @@ func (a *AP) associate(sa wlan.MAC, body []byte, reassoc bool) {
 		a.sendMgmt(kind, sa, resp.Append)
 		return
 	}
+	a.associateHT(s, &es)
 	resp.AID = s.aid
 	resp.IEs = ie.AppendRates(nil, rates)
+	if s.ht {
+		resp.IEs = a.htElements(resp.IEs)
+	}
 	a.sendMgmt(kind, sa, resp.Append)
 	a.Stats.Associated.Add(1)
 	a.dropKey(s)
@@ -275,6 +292,7 @@ func (a *AP) associate(sa wlan.MAC, body []byte, reassoc bool) {
 	if a.cfg.Open {
 		s.state = stateAuthorized
 		a.Stats.Authorized.Add(1)
+		a.authorizedHT(s)
 		return
 	}
 	if s.auth == nil || !bytes.Equal(s.authRSNE, rsne) {
@@ -348,6 +366,27 @@ func (a *AP) receiveData(h *wlan.Header, frame []byte, st *radio.RxStatus) {
 		}
 		return
 	}
+	if h.FC.IsQoSData() && s.rx != nil && s.rx.Offer(h.QoS.TID(), h.Seq.Seq(), frame, st, a.now) {
+		return // delivered in order by receiveInOrder
+	}
+	a.receiveMPDU(s, h, frame, st)
+}
+
+// receiveInOrder is the reorder stage's delivery: an MPDU of an HT
+// station's Block Ack agreement, in sequence order.
+func (a *AP) receiveInOrder(frame []byte, st *radio.RxStatus) {
+	h, err := wlan.ParseHeader(frame)
+	if err != nil {
+		return
+	}
+	if s := a.stations[h.Addr2]; s != nil {
+		a.receiveMPDU(s, &h, frame, st)
+	}
+}
+
+// receiveMPDU takes a data MPDU from associated station s: decryption
+// and the PN check, then each MSDU (one, or the subframes of an A-MSDU).
+func (a *AP) receiveMPDU(s *station, h *wlan.Header, frame []byte, st *radio.RxStatus) {
 	if h.FC.Protected() {
 		if s.key == nil {
 			a.Stats.Unauthorized.Add(1)
@@ -361,7 +400,7 @@ func (a *AP) receiveData(h *wlan.Header, frame []byte, st *radio.RxStatus) {
 	}
 	body := frame[h.Len:]
 	if h.FC.IsQoSData() && h.QoS.AMSDU() {
-		a.Stats.Malformed.Add(1) // A-MSDU is not negotiated: no HT here
+		a.receiveAMSDU(s, h, body)
 		return
 	}
 	etherType, payload, err := wlan.ParseMSDU(body)
@@ -369,6 +408,53 @@ func (a *AP) receiveData(h *wlan.Header, frame []byte, st *radio.RxStatus) {
 		a.Stats.Malformed.Add(1)
 		return
 	}
+	da, sa := h.Addr3, h.Addr2
+	if h.FC.FromDS() {
+		sa = h.Addr4
+	}
+	a.receiveMSDU(s, h, da, sa, etherType, payload)
+}
+
+// receiveAMSDU bridges each subframe of an A-MSDU (802.11-2016 9.3.2.2)
+// from an HT station, which may send them only under an HT association
+// and never EAPOL inside (the handshake runs before aggregation).
+func (a *AP) receiveAMSDU(s *station, h *wlan.Header, body []byte) {
+	if !s.ht || s.state != stateAuthorized {
+		a.Stats.Malformed.Add(1)
+		return
+	}
+	a.Stats.RxAMSDU.Add(1)
+	if len(body) >= 6 && [6]byte(body[:6]) == ht.LLCMimicDA {
+		a.Stats.Malformed.Add(1) // a plain MSDU turned into an A-MSDU by a flipped bit
+		return
+	}
+	rd := wlan.NewAMSDUReader(body)
+	for {
+		sub, ok := rd.Next()
+		if !ok {
+			break
+		}
+		etherType, payload, err := wlan.ParseMSDU(sub.MSDU)
+		if err != nil || etherType == wpa.EtherTypeEAPOL {
+			a.Stats.Malformed.Add(1)
+			continue
+		}
+		sa := sub.SA
+		if !h.FC.FromDS() && sa != s.addr {
+			// A 3-address station sends only for itself.
+			a.Stats.Malformed.Add(1)
+			continue
+		}
+		a.receiveMSDU(s, h, sub.DA, sa, etherType, payload)
+	}
+	if rd.Err() != nil {
+		a.Stats.Malformed.Add(1)
+	}
+}
+
+// receiveMSDU handles one MSDU from s for da from sa.
+func (a *AP) receiveMSDU(s *station, h *wlan.Header, da, sa wlan.MAC, etherType uint16, payload []byte) {
+	fourAddr := h.FC.FromDS()
 	if etherType == wpa.EtherTypeEAPOL {
 		a.receiveEAPOL(s, payload)
 		return
@@ -381,10 +467,8 @@ func (a *AP) receiveData(h *wlan.Header, frame []byte, st *radio.RxStatus) {
 		a.Stats.Unprotected.Add(1)
 		return
 	}
-	da, sa := h.Addr3, h.Addr2
 	if fourAddr {
 		s.wds = true
-		sa = h.Addr4
 		a.learnBehind(s, sa)
 	}
 	if da.IsGroup() {
@@ -439,13 +523,18 @@ func (a *AP) unicastReceiver(da wlan.MAC) *station {
 	return a.behindStation(da)
 }
 
-// deliverDS builds the Ethernet frame for the DS in ethBuf, which only
-// Receive (serialised by rxMu) uses; Receive hands it over unlocked.
+// deliverDS builds an Ethernet frame for the DS in dsBufs, which only
+// Receive (serialised by rxMu) uses; Receive hands them over unlocked.
+// The buffers are kept for the next frames: the steady state allocates
+// nothing.
 func (a *AP) deliverDS(da, sa wlan.MAC, etherType uint16, payload []byte) {
 	if a.toDS == nil {
 		return
 	}
-	e := append(a.ethBuf[:0], da[:]...)
+	if a.dsN == len(a.dsBufs) {
+		a.dsBufs = append(a.dsBufs, make([]byte, 0, 2048))
+	}
+	e := append(a.dsBufs[a.dsN][:0], da[:]...)
 	e = append(e, sa[:]...)
 	if a.cfg.VLAN != 0 {
 		// IEEE 802.1Q-2018 9.6: TPID 0x8100, then PCP 0, DEI 0, VID.
@@ -454,9 +543,9 @@ func (a *AP) deliverDS(da, sa wlan.MAC, etherType uint16, payload []byte) {
 	}
 	e = binary.BigEndian.AppendUint16(e, etherType)
 	e = append(e, payload...)
-	a.ethBuf = e
+	a.dsBufs[a.dsN] = e
+	a.dsN++
 	a.Stats.RxData.Add(1)
-	a.pendingDS = e
 }
 
 // SetToDS replaces the hook that receives Ethernet frames for the
@@ -491,6 +580,7 @@ func (a *AP) receiveEAPOL(s *station, eapol []byte) {
 		}
 		s.state = stateAuthorized
 		a.Stats.Authorized.Add(1)
+		a.authorizedHT(s)
 		if a.gtkNext != nil {
 			// It got the new GTK in message 3 while a rekey is under
 			// way; it holds nothing up.
@@ -596,6 +686,9 @@ func (a *AP) sendUnicast(s *station, da, sa wlan.MAC, etherType uint16, payload 
 
 func (a *AP) sendToStation(s *station, da, sa wlan.MAC, etherType uint16, payload []byte) {
 	a.Stats.TxData.Add(1)
+	if a.sendQoS(s, da, sa, etherType, payload) {
+		return
+	}
 	a.sendData(s, da, sa, etherType, payload, !a.cfg.Open)
 }
 

@@ -23,12 +23,15 @@ import (
 	"time"
 
 	"github.com/gowrt/gowrt/ath/airtime"
+	"github.com/gowrt/gowrt/ath/rate"
 	"github.com/gowrt/gowrt/wlan"
 	"github.com/gowrt/gowrt/wlan/ccmp"
 	"github.com/gowrt/gowrt/wlan/ie"
+	"github.com/gowrt/gowrt/wlan/internal/ht"
 	"github.com/gowrt/gowrt/wlan/internal/mpdupool"
 	"github.com/gowrt/gowrt/wlan/radio"
 	"github.com/gowrt/gowrt/wlan/reorder"
+	"github.com/gowrt/gowrt/wlan/txq"
 	"github.com/gowrt/gowrt/wlan/wpa"
 )
 
@@ -70,6 +73,8 @@ type Config struct {
 	// Receive gets the Ethernet frames the station receives; borrowed.
 	Receive func(eth []byte)
 	Rand    io.Reader
+	// HT, if set, runs 802.11n with WMM with an HT AP (HTConfig).
+	HT *HTConfig
 }
 
 // State is where the station is in joining the BSS.
@@ -104,6 +109,7 @@ type Stats struct {
 	TxDropped   atomic.Uint64 // frames the radio had no room for
 	Deauths     atomic.Uint64 // deauthentications received
 	EAPOLErrors atomic.Uint64
+	RxAMSDU     atomic.Uint64 // A-MSDUs received
 }
 
 // Errors.
@@ -118,39 +124,51 @@ var (
 type Station struct {
 	Stats Stats
 
-	rxMu sync.Mutex // serialises Receive; guards ethBuf
+	rxMu sync.Mutex // serialises Receive; guards ethBufs
 	mu   sync.Mutex // guards the rest
 	cfg  Config
 	recv func(eth []byte)
-	// pendingEth is a frame for recv, handed over after mu is released
+	// ethBufs[:ethN] are the frames for recv one received MPDU produced
+	// (an A-MSDU, a reorder release), handed over after mu is released
 	// so that recv may call Send (a bridge flooding, a stack answering).
-	pendingEth []byte
-	onLink     func(up bool)
-	linkUp     bool
-	pmk        [wpa.PMKLen]byte
-	rsne       []byte
-	radio      radio.Radio
-	keys       radio.KeyCache // with HardwareCrypto
-	tx         *mpdupool.Pool
-	state      State
-	now        time.Time
-	sentAt     time.Time
-	bssid      wlan.MAC
-	apRSNE     []byte
-	aid        uint16
-	supp       *wpa.Supplicant
-	ptk        *ccmp.Key
-	gtk        [4]*ccmp.Key // by key ID
-	seq        wlan.Sequencer
-	dup        reorder.DupFilter // frames from the AP
-	rxBuf      []byte
-	ethBuf     []byte
-	tsf        uint64 // last beacon timestamp seen
+	ethBufs [][]byte
+	ethN    int
+	onLink  func(up bool)
+	linkUp  bool
+	pmk     [wpa.PMKLen]byte
+	rsne    []byte
+	radio   radio.Radio
+	keys    radio.KeyCache // with HardwareCrypto
+	tx      *mpdupool.Pool
+	state   State
+	now     time.Time
+	sentAt  time.Time
+	bssid   wlan.MAC
+	apRSNE  []byte
+	aid     uint16
+	supp    *wpa.Supplicant
+	ptk     *ccmp.Key
+	gtk     [4]*ccmp.Key // by key ID
+	seq     wlan.Sequencer
+	dup     reorder.DupFilter // frames from the AP
+	rxBuf   []byte
+	tsf     uint64 // last beacon timestamp seen
+	// HT (htsta.go): the scheduler and its clock, the AP in it, the
+	// Block Ack agreements, the link's rate capabilities.
+	sched     *txq.Scheduler
+	clock     atomic.Int64
+	clockZero time.Time
+	txKeyMu   sync.Mutex
+	txs       *txq.Station
+	rx        *ht.Rx
+	apCaps    rate.Caps
+	win       [8]int // the Block Ack window the scheduler has per TID
+	actBuf    []byte
 }
 
 // New derives the PSK; the station stays idle until Start.
 func New(cfg Config) (*Station, error) {
-	s := &Station{cfg: cfg, recv: cfg.Receive, tx: mpdupool.New(txFrames, maxMPDU, nil)}
+	s := &Station{cfg: cfg, recv: cfg.Receive, tx: mpdupool.New(txFrames, maxMPDU, nil), actBuf: make([]byte, 0, 64)}
 	if cfg.Open {
 		return s, nil
 	}
@@ -173,6 +191,9 @@ func (s *Station) Start(r radio.Radio, now time.Time) error {
 		if s.keys = r.KeyCache(); s.keys == nil {
 			return ErrNoKeyCache
 		}
+	}
+	if err := s.startHT(r, now); err != nil {
+		return err
 	}
 	if err := r.Start(s); err != nil {
 		return err
@@ -263,7 +284,7 @@ func (s *Station) associate() {
 	}
 	ies := ie.AppendSSID(nil, []byte(s.cfg.SSID))
 	ies = ie.AppendRates(ies, rates)
-	req.IEs = append(ies, s.rsne...)
+	req.IEs = s.htElements(append(ies, s.rsne...))
 	s.mgmt(wlan.KindAssocReq, s.bssid, func(b []byte) []byte { return req.Append(b, false) })
 }
 
@@ -280,6 +301,8 @@ func (s *Station) Tick(now time.Time) {
 
 func (s *Station) tick(now time.Time) {
 	s.now = now
+	s.setClock(now)
+	s.tickHT()
 	if now.Sub(s.sentAt) < retryAfter {
 		return
 	}
@@ -300,15 +323,18 @@ func (s *Station) Receive(frame []byte, st *radio.RxStatus) {
 	s.rxMu.Lock()
 	defer s.rxMu.Unlock()
 	s.mu.Lock()
+	s.ethN = 0
 	s.receive(frame, st)
-	recv, eth := s.recv, s.pendingEth
-	s.pendingEth = nil
+	recv, n := s.recv, s.ethN
 	link, up, changed := s.linkChange()
 	s.mu.Unlock()
 	if changed && link != nil {
 		link(up)
 	}
-	if eth != nil && recv != nil {
+	if recv == nil {
+		return
+	}
+	for _, eth := range s.ethBufs[:n] {
 		recv(eth)
 	}
 }
@@ -341,6 +367,14 @@ func (s *Station) receive(frame []byte, st *radio.RxStatus) {
 		}
 	}
 	switch h.FC.Kind() {
+	case wlan.KindBlockAckReq:
+		if h.Addr1 == s.cfg.Addr && h.Addr2 == s.bssid {
+			s.receiveBAR(body)
+		}
+	case wlan.KindAction:
+		if h.Addr1 == s.cfg.Addr && h.Addr2 == s.bssid && s.state >= Handshaking {
+			s.receiveAction(body)
+		}
 	case wlan.KindBeacon, wlan.KindProbeResp:
 		s.beacon(&h, body)
 	case wlan.KindAuth:
@@ -360,6 +394,7 @@ func (s *Station) receive(frame []byte, st *radio.RxStatus) {
 			return // retried by Tick; the AP may have room later
 		}
 		s.aid = r.AID
+		s.associatedHT(r.IEs)
 		if s.cfg.Open {
 			s.authorized()
 			return
@@ -370,6 +405,7 @@ func (s *Station) receive(frame []byte, st *radio.RxStatus) {
 		if h.Addr1 == s.cfg.Addr && h.Addr2 == s.bssid && s.state > Scanning {
 			s.Stats.Deauths.Add(1)
 			s.ptk, s.gtk, s.supp, s.aid = nil, [4]*ccmp.Key{}, nil, 0
+			s.stopHT()
 			s.clearKeys()
 			s.setState(Scanning)
 		}
@@ -425,6 +461,26 @@ func (s *Station) data(h *wlan.Header, frame []byte, st *radio.RxStatus) {
 	if !h.FC.HasBody() {
 		return
 	}
+	if h.FC.IsQoSData() && !h.Addr1.IsGroup() && s.rx != nil && s.rx.Offer(h.QoS.TID(), h.Seq.Seq(), frame, st, s.now) {
+		return // delivered in order by dataInOrder
+	}
+	s.dataMPDU(h, frame, st)
+}
+
+// dataInOrder is the reorder stage's delivery: an MPDU of a Block Ack
+// agreement, in sequence order.
+func (s *Station) dataInOrder(frame []byte, st *radio.RxStatus) {
+	h, err := wlan.ParseHeader(frame)
+	if err != nil {
+		return
+	}
+	s.dataMPDU(&h, frame, st)
+}
+
+// dataMPDU decrypts (checking the PN) a data MPDU from the AP and
+// delivers its MSDUs.
+func (s *Station) dataMPDU(h *wlan.Header, frame []byte, st *radio.RxStatus) {
+	fourAddr := h.FC.ToDS() && h.FC.FromDS()
 	if h.FC.Protected() {
 		key := s.ptk
 		if h.Addr1.IsGroup() {
@@ -460,6 +516,10 @@ func (s *Station) data(h *wlan.Header, frame []byte, st *radio.RxStatus) {
 		frame = plain
 	}
 	body := frame[h.Len:]
+	if h.FC.IsQoSData() && h.QoS.AMSDU() {
+		s.dataAMSDU(h, body)
+		return
+	}
 	etherType, payload, err := wlan.ParseMSDU(body)
 	if err != nil {
 		s.Stats.Dropped.Add(1)
@@ -469,24 +529,67 @@ func (s *Station) data(h *wlan.Header, frame []byte, st *radio.RxStatus) {
 		s.eapol(payload)
 		return
 	}
-	if s.state != Authorized || (!h.FC.Protected() && !s.cfg.Open) {
-		s.Stats.Dropped.Add(1)
-		return
-	}
 	da, sa := h.Addr1, h.Addr3
 	if fourAddr {
 		da, sa = h.Addr3, h.Addr4
 	}
+	s.deliver(h, da, sa, etherType, payload)
+}
+
+// dataAMSDU delivers each subframe of an A-MSDU (802.11-2016 9.3.2.2),
+// accepted only from an HT AP.
+func (s *Station) dataAMSDU(h *wlan.Header, body []byte) {
+	if s.rx == nil {
+		s.Stats.Dropped.Add(1)
+		return
+	}
+	s.Stats.RxAMSDU.Add(1)
+	if len(body) >= 6 && [6]byte(body[:6]) == ht.LLCMimicDA {
+		s.Stats.Dropped.Add(1) // a plain MSDU turned into an A-MSDU by a flipped bit
+		return
+	}
+	rd := wlan.NewAMSDUReader(body)
+	for {
+		sub, ok := rd.Next()
+		if !ok {
+			break
+		}
+		etherType, payload, err := wlan.ParseMSDU(sub.MSDU)
+		if err != nil || etherType == wpa.EtherTypeEAPOL {
+			s.Stats.Dropped.Add(1)
+			continue
+		}
+		if sub.DA != s.cfg.Addr && !sub.DA.IsGroup() && !s.cfg.WDS {
+			s.Stats.Dropped.Add(1) // not ours: a 3-address station has one address
+			continue
+		}
+		s.deliver(h, sub.DA, sub.SA, etherType, payload)
+	}
+	if rd.Err() != nil {
+		s.Stats.Dropped.Add(1)
+	}
+}
+
+// deliver hands one MSDU up as an Ethernet frame, in a buffer kept for
+// the next frames (the steady state allocates nothing).
+func (s *Station) deliver(h *wlan.Header, da, sa wlan.MAC, etherType uint16, payload []byte) {
+	if s.state != Authorized || (!h.FC.Protected() && !s.cfg.Open) {
+		s.Stats.Dropped.Add(1)
+		return
+	}
 	if sa == s.cfg.Addr {
 		return // our own group frame relayed back by the AP
 	}
-	e := append(s.ethBuf[:0], da[:]...)
+	if s.ethN == len(s.ethBufs) {
+		s.ethBufs = append(s.ethBufs, make([]byte, 0, 2048))
+	}
+	e := append(s.ethBufs[s.ethN][:0], da[:]...)
 	e = append(e, sa[:]...)
 	e = binary.BigEndian.AppendUint16(e, etherType)
 	e = append(e, payload...)
-	s.ethBuf = e
+	s.ethBufs[s.ethN] = e
+	s.ethN++
 	s.Stats.Received.Add(1)
-	s.pendingEth = e
 }
 
 func (s *Station) eapol(frame []byte) {
@@ -536,6 +639,7 @@ func (s *Station) eapol(frame []byte) {
 // (mac80211 does the same after associating in 4addr mode).
 func (s *Station) authorized() {
 	s.setState(Authorized)
+	s.authorizedHT()
 	if !s.cfg.WDS {
 		return
 	}
@@ -621,5 +725,10 @@ func (s *Station) Send(eth []byte) error {
 		return ErrNotAuthorized
 	}
 	s.Stats.Sent.Add(1)
+	if !s.cfg.WDS {
+		if queued, err := s.sendQoS(wlan.MAC(eth[0:6]), binary.BigEndian.Uint16(eth[12:14]), eth[ethHeaderLen:]); queued || err != nil {
+			return err
+		}
+	}
 	return s.sendData(wlan.MAC(eth[0:6]), wlan.MAC(eth[6:12]), binary.BigEndian.Uint16(eth[12:14]), eth[ethHeaderLen:], s.ptk)
 }

@@ -144,6 +144,7 @@ type frame struct {
 	done    bool // acknowledged or dropped
 	dropped bool
 	sent    bool // in a request at least once: no more packing
+	sealed  bool // protected in software already (StationConfig.Seal)
 	// A-MSDU packing: the MSDUs (LLC/SNAP and payload lengths), the
 	// first one's addresses, where the body starts.
 	msdus   uint8
@@ -187,6 +188,7 @@ type Station struct {
 	tids     [numTIDs]*tidQueue
 	gone     bool
 	stats    Stats
+	seal     func(mpdu []byte) error
 }
 
 // Stats are one peer's counters, for an athstats-style view.
@@ -270,6 +272,14 @@ type StationConfig struct {
 	// agreement, no A-MPDU); SetBAWindow changes it per TID as
 	// agreements come and go.
 	BAWindow int
+	// Seal, with Key radio.NoKey, protects the peer's frames in
+	// software: each MPDU is built with the Protected bit and zeroed
+	// room for the CCMP header and MIC (as for the key cache), and Seal
+	// fills them in and encrypts the body in place when the MPDU is
+	// first handed to the radio. The PN is thus assigned at dequeue, so
+	// PNs rise with sequence numbers within the Block Ack window;
+	// retransmissions keep theirs. A frame Seal fails on is dropped.
+	Seal func(mpdu []byte) error
 }
 
 // AddStation adds a peer.
@@ -286,6 +296,9 @@ func (s *Scheduler) AddStation(cfg StationConfig) (*Station, error) {
 		return nil, ErrWindow
 	}
 	st := &Station{s: s, addr: cfg.Addr, key: cfg.Key, fourAddr: cfg.FourAddr, baWindow: cfg.BAWindow, table: t, node: n}
+	if cfg.Key == radio.NoKey {
+		st.seal = cfg.Seal
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stations = append(s.stations, st)
@@ -400,23 +413,24 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, da, sa wlan.MAC, etherType u
 		flags = wlan.FlagFromDS
 		h.Addr3 = sa
 	}
-	if st.key != radio.NoKey {
+	prot := st.protected()
+	if prot {
 		flags |= wlan.FlagProtected
 	}
 	h.FC = wlan.NewFrameControl(wlan.KindQoSData, flags)
 	buf = wlan.AppendHeader(buf[:0], &h)
-	if st.key != radio.NoKey {
-		var ph [ccmp.HeaderLen]byte // the radio fills in the PN
+	if prot {
+		var ph [ccmp.HeaderLen]byte // the radio (or Seal) fills in the PN
 		buf = append(buf, ph[:]...)
 	}
 	buf = wlan.AppendMSDU(buf, etherType, payload)
-	if st.key != radio.NoKey {
+	if prot {
 		var mic [ccmp.MICLen]byte
 		buf = append(buf, mic[:]...)
 	}
 	f := frame{buf: buf, seq: seq, msdus: 1, payload: len(payload), body: uint16(wlan.HeaderLen(h.FC)), da: da, sa: sa}
 	f.lens[0] = uint16(wlan.MSDUHeaderLen + len(payload))
-	if st.key != radio.NoKey {
+	if prot {
 		f.body += ccmp.HeaderLen
 	}
 	q.ring[(q.head+q.n)%ringLen] = f
@@ -424,6 +438,25 @@ func (s *Scheduler) Enqueue(st *Station, tid uint8, da, sa wlan.MAC, etherType u
 	st.stats.Enqueued++
 	s.kick()
 	return nil
+}
+
+// protected: the station's MPDUs carry CCMP (by the radio or Seal).
+func (st *Station) protected() bool { return st.key != radio.NoKey || st.seal != nil }
+
+// StartSeq returns the starting sequence number for a Block Ack
+// agreement on st's tid: the oldest frame not yet acknowledged, or the
+// next one queued (802.11-2016 10.24.2: the SSN of the ADDBA Request).
+func (s *Scheduler) StartSeq(st *Station, tid uint8) uint16 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tid >= numTIDs || st.tids[tid] == nil {
+		return 0
+	}
+	q := st.tids[tid]
+	if q.n > 0 {
+		return q.ring[q.head].seq
+	}
+	return q.nextSeq
 }
 
 func (s *Scheduler) newTID(st *Station, tid uint8) *tidQueue {
@@ -462,7 +495,7 @@ func (s *Scheduler) SetBAWindow(st *Station, tid uint8, n int) error {
 // subframe, and the TXOP plan at the peer's current rate puts all its
 // MSDUs into one A-MSDU.
 func (s *Scheduler) fitsAMSDU(st *Station, tail *frame, msdu int) bool {
-	if tail.sent || tail.done || int(tail.msdus) >= MaxAMSDUSubframes {
+	if tail.sent || tail.sealed || tail.done || int(tail.msdus) >= MaxAMSDUSubframes {
 		return false
 	}
 	_, rix := st.node.Current(len(tail.buf) + msdu)
@@ -485,7 +518,7 @@ func (s *Scheduler) fitsAMSDU(st *Station, tail *frame, msdu int) bool {
 // re-framed as a subframe with its DA and SA.
 func (s *Scheduler) pack(st *Station, f *frame, da, sa wlan.MAC, etherType uint16, payload []byte) {
 	mic := 0
-	if st.key != radio.NoKey {
+	if st.protected() {
 		mic = ccmp.MICLen
 	}
 	buf := f.buf[:len(f.buf)-mic]
@@ -575,6 +608,11 @@ func (s *Scheduler) send(q *tidQueue) {
 	if k == 0 {
 		return
 	}
+	if q.st.seal != nil {
+		if k = s.sealAll(q, k); k == 0 {
+			return
+		}
+	}
 	for i := 0; i < k; i++ {
 		queued += agg.SubframeLen(q.lens[i], 0, i == k-1)
 	}
@@ -630,6 +668,26 @@ func (s *Scheduler) send(q *tidQueue) {
 	st.stats.Exchanges++
 	st.stats.Subframes += uint64(len(req.MPDUs))
 	st.stats.AggHist[histBin(len(req.MPDUs))]++
+}
+
+// sealAll protects the candidates not yet protected, in sequence order;
+// a frame that cannot be sealed is dropped (the candidates from it on
+// wait for the next exchange).
+func (s *Scheduler) sealAll(q *tidQueue, k int) int {
+	for i := 0; i < k; i++ {
+		f := &q.ring[q.idx[i]]
+		if f.sealed {
+			continue
+		}
+		if err := q.st.seal(f.buf); err != nil {
+			f.done, f.dropped = true, true
+			q.st.stats.Dropped++
+			q.st.stats.TxErrors++
+			return i
+		}
+		f.sealed = true
+	}
+	return k
 }
 
 func histBin(n int) int {

@@ -21,6 +21,7 @@ import (
 	"github.com/gowrt/gowrt/net/tap"
 	"github.com/gowrt/gowrt/wlan"
 	"github.com/gowrt/gowrt/wlan/ap"
+	"github.com/gowrt/gowrt/wlan/ba"
 	"github.com/gowrt/gowrt/wlan/medium"
 	"github.com/gowrt/gowrt/wlan/radio"
 	"github.com/gowrt/gowrt/wlan/sta"
@@ -54,6 +55,9 @@ type cryptoCase struct {
 	name  string
 	open  bool
 	place ap.CryptoPlacement
+	// ht: the AP and the station run HT20 with WMM (short GI, two
+	// streams): QoS data in A-MPDUs after the ADDBA handshake.
+	ht bool
 }
 
 type topology int
@@ -72,6 +76,19 @@ func TestMatrix(t *testing.T) {
 	netns.RequireRoot(t)
 	for _, c := range []cryptoCase{{name: "open", open: true}, {name: "ccmp-sw", place: ap.CryptoSoftware}, {name: "ccmp-hw", place: ap.CryptoHardware}} {
 		for _, tp := range []topology{oneToOne, fourAddr, fourAddrVLAN} {
+			t.Run(c.name+"/"+tp.String(), func(t *testing.T) { runCase(t, c, tp) })
+		}
+	}
+	// The HT column: each crypto placement with HT, 1:1 (the station's
+	// own traffic goes through the scheduler both ways) and, with the key
+	// cache, 4-address mode (an HT station bridging a LAN keeps to
+	// 4-address frames outside the scheduler).
+	for _, c := range []cryptoCase{{name: "open-ht", open: true, ht: true}, {name: "ccmp-sw-ht", place: ap.CryptoSoftware, ht: true},
+		{name: "ccmp-hw-ht", place: ap.CryptoHardware, ht: true}} {
+		for _, tp := range []topology{oneToOne, fourAddr} {
+			if tp == fourAddr && c.place != ap.CryptoHardware {
+				continue
+			}
 			t.Run(c.name+"/"+tp.String(), func(t *testing.T) { runCase(t, c, tp) })
 		}
 	}
@@ -164,6 +181,9 @@ func runCase(t *testing.T, c cryptoCase, tp topology) {
 	if tp == fourAddrVLAN {
 		acfg.VLAN = vid
 	}
+	if c.ht {
+		acfg.HT = &ap.HTConfig{SGI: true, Streams: 2, AMSDU: true}
+	}
 	a, err := ap.New(acfg)
 	if err != nil {
 		t.Fatal(err)
@@ -202,8 +222,12 @@ func runCase(t *testing.T, c cryptoCase, tp topology) {
 
 	// The station.
 	// Crypto in the key cache on both ends in the hardware case.
-	s, err := sta.New(sta.Config{Addr: staMAC, SSID: ssid, Passphrase: passphrase, Open: c.open, WDS: tp != oneToOne,
-		HardwareCrypto: c.place == ap.CryptoHardware})
+	scfg := sta.Config{Addr: staMAC, SSID: ssid, Passphrase: passphrase, Open: c.open, WDS: tp != oneToOne,
+		HardwareCrypto: c.place == ap.CryptoHardware}
+	if c.ht {
+		scfg.HT = &sta.HTConfig{SGI: true, Streams: 2, AMSDU: true}
+	}
+	s, err := sta.New(scfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,6 +320,9 @@ func runCase(t *testing.T, c cryptoCase, tp topology) {
 		t.Errorf("acknowledged requests: AP %d, station %d", as.TxAcked, ss.TxAcked)
 	}
 	t.Logf("AP radio %+v", as)
+	if c.ht {
+		htChecks(t, a, s, tp)
+	}
 	if err := m.CaptureErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -359,5 +386,30 @@ func tsharkDecrypts(t *testing.T, pcap []byte) {
 	}
 	if _, bad := run("not the passphrase"); len(bad) != 0 {
 		t.Errorf("tshark decrypted with a wrong passphrase: %v", bad)
+	}
+}
+
+// htChecks: the station associated as HT; in 1:1 its traffic took Block
+// Ack agreements for TID 0 (best effort) both ways and went through the
+// schedulers, which athstats shows.
+func htChecks(t *testing.T, a *ap.AP, s *sta.Station, tp topology) {
+	t.Helper()
+	infos := a.Stations()
+	if on, caps := s.HT(); !on || len(infos) != 1 || !infos[0].HT || caps.MCS&0xffff != 0xffff || !caps.SGI || caps.HT40 {
+		t.Fatalf("HT association: station %v caps %+v, AP table %+v", on, caps, infos)
+	}
+	var view strings.Builder
+	if err := a.WriteStats(&view); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("athstats:\n%s", view.String())
+	if tp != oneToOne {
+		return
+	}
+	if tx, rx := s.BlockAck(0); tx != ba.Established || rx != ba.Established {
+		t.Errorf("station's agreements for TID 0: tx %v rx %v", tx, rx)
+	}
+	if !strings.Contains(view.String(), "tid 0 tx established rx established") || a.Stats.TxScheduled.Load() == 0 {
+		t.Errorf("AP: %d MSDUs through the scheduler; view:\n%s", a.Stats.TxScheduled.Load(), view.String())
 	}
 }
