@@ -251,6 +251,9 @@ func (f *Firmware) startRouter() error {
 	}
 	f.Router = r
 	f.applied = snap
+	if len(f.wifi) > 0 {
+		r.SetWifiStats(f.wifiStats)
+	}
 	f.wifiStart(snap)
 	return nil
 }

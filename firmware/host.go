@@ -169,3 +169,7 @@ func (h host) SetPassword(proof, pw string) error { return h.f.Auth.SetPassword(
 func (h host) ResetPassword(pw string) error { return h.f.Auth.ResetPassword(pw) }
 
 func (h host) Reboot() error { return h.f.reboot() }
+
+// WifiStats implements shell.WifiStatser: the athstats and wifistats
+// commands.
+func (h host) WifiStats(w io.Writer) error { return h.f.wifiStats(w) }

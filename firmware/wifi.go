@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -60,6 +61,10 @@ type apSettings struct {
 	hidden  bool
 	crypto  ap.CryptoPlacement
 	channel radio.Channel
+	// ht is the HT configuration, used when htOn (htmode is not NOHT);
+	// values, not a pointer, so settings compare with ==.
+	ht   ap.HTConfig
+	htOn bool
 }
 
 // wifiSettings reads radio r's AP settings from the snapshot; enabled is
@@ -101,6 +106,7 @@ func wifiSettings(s *cfg.Snapshot, r board.Radio) (apSettings, string) {
 			st.channel.Number = 36
 		}
 	}
+	st.ht, st.htOn = htConfig(dev.HTMode, &st.channel)
 	switch {
 	case dev.Disabled:
 		return st, "wifi-device disabled"
@@ -113,6 +119,44 @@ func wifiSettings(s *cfg.Snapshot, r board.Radio) (apSettings, string) {
 	return st, ""
 }
 
+// htConfig maps OpenWrt's htmode onto the AP's HT configuration and the
+// channel's width: NOHT is legacy only; HT20 (and the VHT/HE 20 MHz modes,
+// served as HT: the AP has no VHT) is 20 MHz; every 40 MHz and wider mode
+// is HT40, with the secondary channel as htmode says (HT40+ above, HT40-
+// below) or, for plain HT40 and the wider modes, the usual pairing: on
+// 2.4 GHz above for channels 1–7 and below from 8 (802.11-2016 Annex E,
+// where 40 MHz pairs must stay inside the band), on 5 GHz the pairs
+// 36/40, 44/48, …, 149/153, … (the lower channel of a pair has its
+// secondary above). Short guard interval and two spatial streams are the
+// AR934x/QCA955x WMACs' minimum.
+func htConfig(mode string, ch *radio.Channel) (ap.HTConfig, bool) {
+	if mode == "NOHT" {
+		return ap.HTConfig{}, false
+	}
+	c := ap.HTConfig{SGI: true, Streams: 2}
+	switch mode {
+	case "", "HT20", "VHT20", "HE20":
+		return c, true
+	case "HT40+":
+		c.Above = true
+	case "HT40-":
+		c.Above = false
+	default: // HT40, VHT40/80/160, HE40/80/160
+		if ch.Band5G {
+			base := uint8(36)
+			if ch.Number >= 149 {
+				base = 149
+			}
+			c.Above = (ch.Number-base)/4%2 == 0
+		} else {
+			c.Above = ch.Number <= 7
+		}
+	}
+	c.Width40 = true
+	ch.Width40, ch.Above = true, c.Above
+	return c, true
+}
+
 func bandName(five bool) string {
 	if five {
 		return "5 GHz"
@@ -123,6 +167,10 @@ func bandName(five bool) string {
 func (st apSettings) apConfig(bssid [6]byte) ap.Config {
 	c := ap.Config{BSSID: bssid, SSID: st.ssid, Passphrase: st.key, Open: st.open, Hidden: st.hidden,
 		Crypto: st.crypto, Channel: st.channel.Number}
+	if st.htOn {
+		ht := st.ht
+		c.HT = &ht
+	}
 	if c.SSID == "" {
 		c.SSID, c.Open = placeholderSSID, true
 	}
@@ -319,4 +367,27 @@ func (f *Firmware) APs() map[string]*ap.AP {
 		m[w.radio.Name] = w.ap
 	}
 	return m
+}
+
+// wifiStats writes each AP's athstats view (Block Ack agreements, rate
+// control, aggregate sizes, retries) under its radio's name: the shell's
+// athstats command and the status page's Wi-Fi section.
+func (f *Firmware) wifiStats(w io.Writer) error {
+	f.wifiMu.Lock()
+	aps := make([]*wifiAP, len(f.wifi))
+	copy(aps, f.wifi)
+	f.wifiMu.Unlock()
+	if len(aps) == 0 {
+		_, err := fmt.Fprintln(w, "no radios")
+		return err
+	}
+	for _, a := range aps {
+		if _, err := fmt.Fprintf(w, "%s (%s):\n", a.radio.Name, a.port); err != nil {
+			return err
+		}
+		if err := a.ap.WriteStats(w); err != nil {
+			return err
+		}
+	}
+	return nil
 }

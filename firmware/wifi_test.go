@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/gowrt/gowrt/board"
 	"github.com/gowrt/gowrt/firmware"
 	"github.com/gowrt/gowrt/internal/wantest"
+	"github.com/gowrt/gowrt/mgmt/shell"
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/nictest"
 	"github.com/gowrt/gowrt/sys/syslog"
@@ -174,6 +176,17 @@ func TestFirmwareWifi(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	if s.State() == sta.Authorized {
 		t.Error("station A with the old passphrase got back in")
+	}
+
+	// athstats: the status page's Wi-Fi section and the shell command
+	// show the AP (HT20 by default, OpenWrt's htmode).
+	if w := f.Router.Status().Wifi; !strings.Contains(w, "radio0 (wlan0):") || strings.Contains(w, "no HT") {
+		t.Errorf("status page Wi-Fi section %q", w)
+	}
+	var out bytes.Buffer
+	if st := f.Shell.Exec(context.Background(), &shell.Session{Out: &out, Plain: true}, "athstats"); st != shell.StatusOK ||
+		!strings.Contains(out.String(), "radio0 (wlan0):") {
+		t.Errorf("athstats: status %d, %q", st, out.String())
 	}
 
 	// Disabled: no more beacons.
