@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/gowrt/gowrt/board"
 	"github.com/gowrt/gowrt/config/cfg"
-	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/router"
 	"github.com/gowrt/gowrt/wlan/ap"
 	"github.com/gowrt/gowrt/wlan/radio"
@@ -44,7 +42,6 @@ type wifiAP struct {
 	radio board.Radio
 	port  string // br-lan port name
 	ap    *ap.AP
-	nic   *apPort
 	// set is the configuration applied; started: the AP has been
 	// started on the radio once; running: it beacons now.
 	set     apSettings
@@ -204,9 +201,9 @@ func (f *Firmware) startWireless(snap *cfg.Snapshot) ([]router.Port, error) {
 		} else if !st.enabled {
 			f.log.Info(fmt.Sprintf("wireless.%s: %s; the AP is off", r.Name, why))
 		}
-		w.ap, w.set, w.nic = a, st, &apPort{NIC: a.NIC()}
+		w.ap, w.set = a, st
 		f.wifi = append(f.wifi, w)
-		ports = append(ports, router.Port{Name: w.port, NIC: w.nic})
+		ports = append(ports, router.Port{Name: w.port, NIC: a.NIC()})
 	}
 	return ports, nil
 }
@@ -239,7 +236,6 @@ func (f *Firmware) wifiUp(w *wifiAP, now time.Time) {
 		return
 	}
 	w.started, w.running = true, true
-	w.nic.linkChanged()
 	enc := "psk2 (" + w.set.crypto.String() + " CCMP)"
 	if w.set.open {
 		enc = "none"
@@ -288,45 +284,10 @@ func (f *Firmware) applyWireless(snap *cfg.Snapshot) error {
 		if w.running {
 			w.ap.Stop()
 			w.running = false
-			w.nic.linkChanged()
 			f.log.Info(fmt.Sprintf("wireless.%s: %s; the AP stopped", w.radio.Name, why))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// apPort is the AP's Ethernet port as br-lan sees it: ap.NIC, plus the
-// link changes when the firmware starts and stops the AP (ap.NIC reports
-// its link only when the port starts; the bridge must hear when the AP
-// starts beaconing later, or stops).
-type apPort struct {
-	*ap.NIC
-	mu sync.Mutex
-	h  gnet.Handler
-}
-
-// Start implements gnet.NIC.
-func (p *apPort) Start(h gnet.Handler) error {
-	p.mu.Lock()
-	p.h = h
-	p.mu.Unlock()
-	return p.NIC.Start(h)
-}
-
-// Stop implements gnet.NIC.
-func (p *apPort) Stop() {
-	p.mu.Lock()
-	p.h = nil
-	p.mu.Unlock()
-	p.NIC.Stop()
-}
-
-func (p *apPort) linkChanged() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.h != nil {
-		p.h.LinkChanged(p.NIC.Link())
-	}
 }
 
 // runWifi runs the APs' timers.

@@ -248,6 +248,8 @@ type AP struct {
 	Stats Stats
 
 	rxMu       sync.Mutex // serialises Receive; guards dsBufs
+	port       *NIC       // the Ethernet port (NIC), made once
+	portOnce   sync.Once
 	mu         sync.Mutex // guards the rest
 	toDS       func(eth []byte)
 	cfg        Config
@@ -344,7 +346,15 @@ func New(cfg Config) (*AP, error) {
 // Start begins operation on r at time now: it installs the group key (in
 // the key cache with hardware crypto), starts the radio's delivery of
 // received frames to the AP and installs the beacon.
+//
+// The AP's Ethernet port (NIC) reports its link up to its handler.
 func (a *AP) Start(r radio.Radio, now time.Time) error {
+	err := a.start(r, now)
+	a.linkChanged()
+	return err
+}
+
+func (a *AP) start(r radio.Radio, now time.Time) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.radio, a.keys = r, nil
@@ -384,15 +394,17 @@ func (a *AP) Start(r radio.Radio, now time.Time) error {
 }
 
 // Stop deauthenticates every station (reason 3, leaving) and stops
-// beaconing. The radio keeps running; its owner stops it.
+// beaconing; the AP's Ethernet port reports its link down. The radio
+// keeps running; its owner stops it.
 func (a *AP) Stop() {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	a.kickAll(wlan.ReasonDeauthLeaving)
 	if a.started && a.radio != nil {
 		_ = a.radio.SetBeacon(nil, 0)
 	}
 	a.started = false
+	a.mu.Unlock()
+	a.linkChanged()
 }
 
 // Reconfigure applies a new configuration: every station is
@@ -413,6 +425,7 @@ func (a *AP) Reconfigure(cfg Config, now time.Time) error {
 	a.started = false
 	a.mu.Unlock()
 	if r == nil {
+		a.linkChanged()
 		return nil
 	}
 	return a.Start(r, now)

@@ -22,14 +22,43 @@ type NIC struct {
 	txMu sync.Mutex
 	flat [gnet.RxBufSize]byte // gathers multi-segment frames
 
+	hMu      sync.Mutex // serialises link reports; guards h and reported
+	h        gnet.Handler
+	reported gnet.LinkState
+
 	// Oversize counts frames from stations too large for the port
 	// (an MSDU may be 2304 octets, a port frame gnet.RxBufSize).
 	Oversize atomic.Uint64
 }
 
-// NIC returns the AP's Ethernet port. It replaces Config.ToDS once
-// started.
-func (a *AP) NIC() *NIC { return &NIC{ap: a} }
+// NIC returns the AP's Ethernet port (the same one on every call). It
+// replaces Config.ToDS once started.
+func (a *AP) NIC() *NIC {
+	a.portOnce.Do(func() { a.port = &NIC{ap: a} })
+	return a.port
+}
+
+// linkChanged tells the port's handler, if the port was made and started,
+// that the AP started or stopped (the link is up while it beacons).
+func (a *AP) linkChanged() {
+	a.portOnce.Do(func() { a.port = &NIC{ap: a} })
+	a.port.report(false)
+}
+
+// report passes the link to the handler if it changed since the last
+// report (or always, with force: the handler's first report).
+func (n *NIC) report(force bool) {
+	n.hMu.Lock()
+	defer n.hMu.Unlock()
+	if n.h == nil {
+		return
+	}
+	l := n.Link()
+	if force || l != n.reported {
+		n.reported = l
+		n.h.LinkChanged(l)
+	}
+}
 
 var _ gnet.NIC = (*NIC)(nil)
 
@@ -61,12 +90,21 @@ func (n *NIC) Start(h gnet.Handler) error {
 		}
 		h.Receive(eth)
 	})
-	h.LinkChanged(n.Link())
+	n.hMu.Lock()
+	n.h = h
+	n.hMu.Unlock()
+	n.report(true)
 	return nil
 }
 
-// Stop implements gnet.NIC: delivery stops; the AP keeps running.
-func (n *NIC) Stop() { n.ap.SetToDS(nil) }
+// Stop implements gnet.NIC: delivery and link reports stop; the AP keeps
+// running.
+func (n *NIC) Stop() {
+	n.ap.SetToDS(nil)
+	n.hMu.Lock()
+	n.h = nil
+	n.hMu.Unlock()
+}
 
 // Transmit implements gnet.NIC. The frame is encrypted into the AP's own
 // buffer and released at once. A frame for an address that is no

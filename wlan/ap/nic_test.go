@@ -74,8 +74,28 @@ func TestNIC(t *testing.T) {
 	if err := nic.Transmit(txBuf{ethICMP(staAddr(7), dsAddr, 1, 107, 0, 1)}); err != nil {
 		t.Fatal(err)
 	}
+	// The port follows the AP: down when it stops beaconing, up again
+	// when it starts, once per change (a Reconfigure that restarts it
+	// does not flap the link).
+	b.ap.Stop()
+	b.ap.Stop()
+	if len(h.link) != 2 || h.link[1].Up {
+		t.Fatalf("link after Stop %+v", h.link)
+	}
+	if err := b.ap.Start(b.apRadio, b.m.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.link) != 3 || !h.link[2].Up {
+		t.Fatalf("link after Start %+v", h.link)
+	}
+	if b.ap.NIC() != nic {
+		t.Fatal("NIC returned a second port")
+	}
 	nic.Stop()
 	b.ap.Stop()
+	if len(h.link) != 3 {
+		t.Fatalf("link reported after the port stopped: %+v", h.link)
+	}
 	if err := nic.Transmit(txBuf{eth}); err != gnet.ErrLinkDown {
 		t.Fatalf("after stop: %v", err)
 	}
