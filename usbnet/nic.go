@@ -16,8 +16,9 @@ const (
 	// DefaultRxTransfers is how many bulk-in transfers are kept in flight.
 	// One is not enough: while the host handles a completed transfer the
 	// device has nowhere to put the next frame and NAKs, and the link
-	// idles for the completion latency of every transfer (FreeBSD's axge
-	// went from one to four and lost the stalls: reference axge.md).
+	// idles for the completion latency of every transfer (FreeBSD's axge,
+	// sys/dev/usb/net/if_axge.c, went from one to four and lost the
+	// stalls).
 	DefaultRxTransfers = 4
 	// DefaultTxQueue is how many bulk-out transfers may be queued.
 	DefaultTxQueue = 4
