@@ -60,6 +60,9 @@ type HubConfig struct {
 	// PowerOnToGood is bPwrOn2PwrGood in 2 ms units (0: 1).
 	PowerOnToGood   uint8
 	Vendor, Product uint16
+	// NoStatusEndpoint leaves the status-change endpoint out of the
+	// configuration (a hub the host must poll).
+	NoStatusEndpoint bool
 }
 
 // Hub is a USB 2.0 hub model (chapter 11) as a Function: a Device that
@@ -123,12 +126,15 @@ func NewHub(cfg HubConfig) *Hub {
 		proto = 1 // high-speed hub with a single TT (USB 2.0 §11.23.1)
 	}
 	mps := uint16((cfg.Ports + 1 + 7) / 8)
+	var eps []EndpointDesc
+	if !cfg.NoStatusEndpoint {
+		eps = []EndpointDesc{{Address: hubStatusEndpoint, Type: usb.Interrupt, MaxPacket: mps, Interval: cfg.Interval}}
+	}
 	h.dev = NewDevice(Config{Speed: cfg.Speed,
 		Device: DeviceDesc{Class: hubClass, Protocol: proto, MaxPacket0: 64, Vendor: cfg.Vendor,
 			Product: cfg.Product, ProductName: 1},
 		Configs: []ConfigDesc{{Value: 1, SelfPowered: true, Interfaces: []InterfaceDesc{{
-			Class: hubClass, Endpoints: []EndpointDesc{{Address: hubStatusEndpoint, Type: usb.Interrupt,
-				MaxPacket: mps, Interval: cfg.Interval}}}}}},
+			Class: hubClass, Endpoints: eps}}}},
 		Strings: map[uint8]string{1: "usbsim hub"},
 		Model:   hubModel{h}})
 	return h
