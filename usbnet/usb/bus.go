@@ -90,14 +90,14 @@ type Bus struct {
 	all      map[*Device]bool // every enumerated device, behind hubs too
 	hubs     map[*Hub]bool
 	scanning bool
-	failed  map[int]bool // enumeration failed; wait for a new connection
-	pending map[int]bool
-	stats   BusStats
-	wake    chan struct{}
-	stop    chan struct{}
-	running bool
-	wg      sync.WaitGroup
-	scanMu  sync.Mutex // one scan at a time (Poll vs the goroutine)
+	failed   map[int]bool // enumeration failed; wait for a new connection
+	pending  map[int]bool
+	stats    BusStats
+	wake     chan struct{}
+	stop     chan struct{}
+	running  bool
+	wg       sync.WaitGroup
+	scanMu   sync.Mutex // one scan at a time (Poll vs the goroutine)
 }
 
 // NewBus makes a bus for hc; Start runs it.

@@ -71,9 +71,9 @@ type Device struct {
 	// (PipeConfig.HubAddress/HubPort).
 	TTAddress, TTPort uint8
 	Speed             Speed
-	Address uint8
-	Desc    DeviceDescriptor
-	Configs []ConfigDescriptor
+	Address           uint8
+	Desc              DeviceDescriptor
+	Configs           []ConfigDescriptor
 	// Strings named by the device descriptor ("" when absent or
 	// unreadable).
 	Manufacturer, Product, Serial string

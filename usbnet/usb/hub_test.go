@@ -2,8 +2,6 @@ package usb_test
 
 import (
 	"errors"
-	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -412,6 +410,3 @@ func FuzzParseHubDescriptor(f *testing.F) {
 		}
 	})
 }
-
-var _ = fmt.Sprint
-var _ = slices.Contains[[]int]
