@@ -301,21 +301,24 @@ func (b *Bus) scanPort(port int) {
 		}
 		return
 	}
-	d, err := b.bring(RootPort(b.hc, port), nil)
-	b.mu.Lock()
-	if err != nil {
-		b.failed[port] = true
-	} else {
+	_, err = b.bring(RootPort(b.hc, port), nil, func(d *Device) {
+		b.mu.Lock()
 		b.devices[port] = d
+		b.mu.Unlock()
+	})
+	if err != nil {
+		b.mu.Lock()
+		b.failed[port] = true
+		b.mu.Unlock()
 	}
-	b.mu.Unlock()
 }
 
 // bring enumerates the device on p (behind hub parent, nil for a root
 // port) and binds it: a hub to the built-in hub driver, anything else to
 // the first configured Driver that probes it. A device no driver takes
 // stays enumerated (Unbound). Only an enumeration failure is returned.
-func (b *Bus) bring(p Port, parent *Device) (*Device, error) {
+// enumerated hears the device before any driver is bound.
+func (b *Bus) bring(p Port, parent *Device, enumerated func(*Device)) (*Device, error) {
 	d, err := EnumerateAt(b.hc, p, parent, &b.addrs)
 	b.mu.Lock()
 	if err != nil {
@@ -327,6 +330,7 @@ func (b *Bus) bring(p Port, parent *Device) (*Device, error) {
 	b.stats.Enumerated++
 	b.all[d] = true
 	b.mu.Unlock()
+	enumerated(d)
 	b.logf("%v: %q %q enumerated", d, d.Manufacturer, d.Product)
 	drivers := b.cfg.Drivers
 	if IsHub(d) {

@@ -443,15 +443,17 @@ func (h *Hub) scan(port int) {
 		// Bounced: the change bit brings us back here.
 		return
 	}
-	d, err := h.bus.bring(&hubPort{h: h, n: port}, h.Dev)
-	h.mu.Lock()
-	if err != nil {
-		h.failed[port] = true
-	} else {
+	d, err := h.bus.bring(&hubPort{h: h, n: port}, h.Dev, func(d *Device) {
+		h.mu.Lock()
 		h.children[port] = d
 		h.stats.Enumerated++
+		h.mu.Unlock()
+	})
+	if err != nil {
+		h.mu.Lock()
+		h.failed[port] = true
+		h.mu.Unlock()
 	}
-	h.mu.Unlock()
 	if d != nil && h.stopped() {
 		// The hub went while its child came up: Detach may already have
 		// passed this port.
