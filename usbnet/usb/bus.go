@@ -98,6 +98,11 @@ type Bus struct {
 	running  bool
 	wg       sync.WaitGroup
 	scanMu   sync.Mutex // one scan at a time (Poll vs the goroutine)
+	// addr0 is held while a device is enumerated: only one device on
+	// the bus may be in the Default state, answering address 0, at a
+	// time (USB 2.0 §9.1.2; hubs' ports are scanned concurrently with
+	// the root ports and with each other).
+	addr0 sync.Mutex
 }
 
 // NewBus makes a bus for hc; Start runs it.
@@ -319,7 +324,9 @@ func (b *Bus) scanPort(port int) {
 // stays enumerated (Unbound). Only an enumeration failure is returned.
 // enumerated hears the device before any driver is bound.
 func (b *Bus) bring(p Port, parent *Device, enumerated func(*Device)) (*Device, error) {
+	b.addr0.Lock()
 	d, err := EnumerateAt(b.hc, p, parent, &b.addrs)
+	b.addr0.Unlock()
 	b.mu.Lock()
 	if err != nil {
 		b.stats.EnumerationFailed++

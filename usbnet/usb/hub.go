@@ -246,6 +246,14 @@ func (h *Hub) intrDone(*Transfer) {
 // with the hub's own pipes and address.
 func (h *Hub) Detach() {
 	close(h.stop)
+	// The hub is marked gone: a request to it in progress (the watcher's)
+	// ends now rather than at its timeout, and later ones fail at once.
+	if h.intr != nil {
+		h.intr.Abort()
+	}
+	if h.Dev.ep0 != nil {
+		h.Dev.ep0.Abort()
+	}
 	<-h.done
 	b := h.bus
 	for port := 1; port <= h.Desc.Ports; port++ {

@@ -402,3 +402,23 @@ func FuzzParseHubDescriptor(f *testing.F) {
 		}
 	})
 }
+
+// TestHubStopWhileRequestHangs: a hub whose port status request hangs
+// (its control requests NAK for ten seconds) is torn down at once when
+// the bus stops: the request in progress is cancelled, not waited out.
+func TestHubStopWhileRequestHangs(t *testing.T) {
+	r := newHubRig(t, usbsim.HubConfig{Ports: 2}, true)
+	waitFor(t, func() bool { return r.bus.Stats().Hubs == 1 && r.bus.Idle() })
+	r.hub.Device().SlowControl(0, 10*time.Second)
+	r.hub.Plug(1, highSpeedDevice(3))
+	waitFor(t, func() bool { return !r.bus.Idle() }) // the hub is reading the port
+	time.Sleep(20 * time.Millisecond)
+	t0 := time.Now()
+	r.bus.Stop()
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Fatalf("Stop took %v", d)
+	}
+	if s := r.bus.Stats(); s.Detached != 1 || len(r.bus.Hubs()) != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
