@@ -16,6 +16,7 @@ import (
 	"github.com/gowrt/gowrt/soc/ar71xx"
 	"github.com/gowrt/gowrt/usbnet/axge/axgesim"
 	"github.com/gowrt/gowrt/usbnet/ehci/ehcisim"
+	"github.com/gowrt/gowrt/usbnet/usbsim"
 )
 
 // The twin's USB: an ehcisim per EHCI the board wires out, modelled from
@@ -25,8 +26,8 @@ import (
 // AX88179 (axgesim) on the board's first USB port whose Ethernet side is
 // that TAP. Ports runs usbport.Start, the bare-metal USB bring-up, on
 // these models. A board whose first USB port has an on-board hub
-// (TL-WDR4300) gets the AX88179 on the root port itself: the twin models
-// no hub, and the core has no hub driver.
+// (TL-WDR4300) gets a hub model (usbsim.Hub) there with the AX88179 in
+// its first socket, like the real board.
 type twinUSB struct {
 	hcs     map[int]*ehcisim.Controller
 	regions map[int]*hwsim.Region
@@ -123,7 +124,13 @@ func (t *Twin) buildUSB(cpu *hwsim.Controller) error {
 		Link:        axgesim.Media{Up: true, SpeedMbps: 1000, FullDuplex: true},
 		Now:         func() time.Duration { return time.Since(start) },
 		Transmitted: func(f []byte) { u.out.put(f) }})
-	u.hcs[u.port.Unit].Attach(u.port.Port, u.chip.Function())
+	var fn usbsim.Function = u.chip.Function()
+	if u.port.HubPorts > 0 { // the on-board hub, the AX88179 in its first socket
+		hub := usbsim.NewHub(usbsim.HubConfig{Ports: u.port.HubPorts})
+		hub.Plug(1, fn)
+		fn = hub
+	}
+	u.hcs[u.port.Unit].Attach(u.port.Port, fn)
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()

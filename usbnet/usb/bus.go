@@ -2,6 +2,8 @@ package usb
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -49,10 +51,19 @@ type BusConfig struct {
 	Debounce time.Duration
 	// Log receives one line per attach, detach and failure (nil: none).
 	Log func(msg string)
+	// HubPoll is how often a hub whose status-change endpoint cannot be
+	// used (none, or it keeps failing) has its ports read instead (0:
+	// DefaultHubPoll).
+	HubPoll time.Duration
 }
 
 // defaultDebounce is TATTDB (USB 2.0 §7.1.7.3).
 const defaultDebounce = 100 * time.Millisecond
+
+// DefaultHubPoll is BusConfig.HubPoll's default: a hub's status-change
+// endpoint is typically polled every 256 ms (bInterval 12 at high
+// speed), and polling its ports should not be slower than that.
+const DefaultHubPoll = 250 * time.Millisecond
 
 // BusStats counts what a Bus did.
 type BusStats struct {
@@ -60,26 +71,38 @@ type BusStats struct {
 	Attached, AttachFailed        uint64
 	Unbound                       uint64 // enumerated devices no driver took
 	Detached                      uint64
+	// Hubs attached (counted in Attached too; the hub driver is built in).
+	Hubs uint64
 }
 
 // Bus watches one host controller's root ports: it enumerates devices that
 // connect, attaches the first driver that probes them, and tears devices
-// down when they disconnect.
+// down when they disconnect. Hubs are attached to its built-in hub driver
+// (hub.go), which watches their ports the same way, so devices behind
+// hubs (up to the USB 2.0 limit of five in a chain) get the same drivers.
 type Bus struct {
 	hc    HostController
 	cfg   BusConfig
 	addrs Addresses
 
-	mu      sync.Mutex
-	devices map[int]*Device
-	failed  map[int]bool // enumeration failed; wait for a new connection
-	pending map[int]bool
-	stats   BusStats
-	wake    chan struct{}
-	stop    chan struct{}
-	running bool
-	wg      sync.WaitGroup
-	scanMu  sync.Mutex // one scan at a time (Poll vs the goroutine)
+	mu       sync.Mutex
+	devices  map[int]*Device
+	all      map[*Device]bool // every enumerated device, behind hubs too
+	hubs     map[*Hub]bool
+	scanning bool
+	failed   map[int]bool // enumeration failed; wait for a new connection
+	pending  map[int]bool
+	stats    BusStats
+	wake     chan struct{}
+	stop     chan struct{}
+	running  bool
+	wg       sync.WaitGroup
+	scanMu   sync.Mutex // one scan at a time (Poll vs the goroutine)
+	// addr0 is held while a device is enumerated: only one device on
+	// the bus may be in the Default state, answering address 0, at a
+	// time (USB 2.0 §9.1.2; hubs' ports are scanned concurrently with
+	// the root ports and with each other).
+	addr0 sync.Mutex
 }
 
 // NewBus makes a bus for hc; Start runs it.
@@ -87,7 +110,11 @@ func NewBus(hc HostController, cfg BusConfig) *Bus {
 	if cfg.Debounce == 0 {
 		cfg.Debounce = defaultDebounce
 	}
+	if cfg.HubPoll <= 0 {
+		cfg.HubPoll = DefaultHubPoll
+	}
 	return &Bus{hc: hc, cfg: cfg, devices: map[int]*Device{}, failed: map[int]bool{},
+		all: map[*Device]bool{}, hubs: map[*Hub]bool{},
 		pending: map[int]bool{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 }
 
@@ -157,16 +184,68 @@ func (b *Bus) loop() {
 			ports = append(ports, p)
 		}
 		clear(b.pending)
+		b.scanning = true
 		b.mu.Unlock()
 		for _, p := range ports {
 			select {
 			case <-b.stop:
+				b.setScanning(false)
 				return
 			default:
 			}
 			b.scanPort(p)
 		}
+		b.setScanning(false)
 	}
+}
+
+func (b *Bus) setScanning(v bool) {
+	b.mu.Lock()
+	b.scanning = v
+	b.mu.Unlock()
+}
+
+// Idle reports whether the bus has no port change left to handle: no
+// root port pending or being scanned, and every hub done with its ports
+// (its first scan after attach included). A board waiting for the
+// devices present at boot waits for Idle after their roots enumerate.
+func (b *Bus) Idle() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.pending) > 0 || b.scanning {
+		return false
+	}
+	for h := range b.hubs {
+		if !h.idle() {
+			return false
+		}
+	}
+	return true
+}
+
+// Devices returns every enumerated device on the bus, behind hubs too,
+// ordered by port path ("ehci0 port 1" before "ehci0 port 1.2").
+func (b *Bus) Devices() []*Device {
+	b.mu.Lock()
+	out := make([]*Device, 0, len(b.all))
+	for d := range b.all {
+		out = append(out, d)
+	}
+	b.mu.Unlock()
+	slices.SortFunc(out, func(x, y *Device) int { return strings.Compare(x.At.String(), y.At.String()) })
+	return out
+}
+
+// Hubs returns the hubs attached on the bus.
+func (b *Bus) Hubs() []*Hub {
+	b.mu.Lock()
+	out := make([]*Hub, 0, len(b.hubs))
+	for h := range b.hubs {
+		out = append(out, h)
+	}
+	b.mu.Unlock()
+	slices.SortFunc(out, func(x, y *Hub) int { return strings.Compare(x.Dev.At.String(), y.Dev.At.String()) })
+	return out
 }
 
 // Poll examines every port now, for controllers whose port changes are
@@ -227,20 +306,44 @@ func (b *Bus) scanPort(port int) {
 		}
 		return
 	}
-	d, err := Enumerate(b.hc, port, &b.addrs)
+	_, err = b.bring(RootPort(b.hc, port), nil, func(d *Device) {
+		b.mu.Lock()
+		b.devices[port] = d
+		b.mu.Unlock()
+	})
+	if err != nil {
+		b.mu.Lock()
+		b.failed[port] = true
+		b.mu.Unlock()
+	}
+}
+
+// bring enumerates the device on p (behind hub parent, nil for a root
+// port) and binds it: a hub to the built-in hub driver, anything else to
+// the first configured Driver that probes it. A device no driver takes
+// stays enumerated (Unbound). Only an enumeration failure is returned.
+// enumerated hears the device before any driver is bound.
+func (b *Bus) bring(p Port, parent *Device, enumerated func(*Device)) (*Device, error) {
+	b.addr0.Lock()
+	d, err := EnumerateAt(b.hc, p, parent, &b.addrs)
+	b.addr0.Unlock()
 	b.mu.Lock()
 	if err != nil {
 		b.stats.EnumerationFailed++
-		b.failed[port] = true
 		b.mu.Unlock()
 		b.logf("%v", err)
-		return
+		return nil, err
 	}
 	b.stats.Enumerated++
-	b.devices[port] = d
+	b.all[d] = true
 	b.mu.Unlock()
+	enumerated(d)
 	b.logf("%v: %q %q enumerated", d, d.Manufacturer, d.Product)
-	for _, drv := range b.cfg.Drivers {
+	drivers := b.cfg.Drivers
+	if IsHub(d) {
+		drivers = append([]Driver{hubDriver{b}}, drivers...)
+	}
+	for _, drv := range drivers {
 		if !drv.Probe(d) {
 			continue
 		}
@@ -255,11 +358,23 @@ func (b *Bus) scanPort(port int) {
 		b.stats.Attached++
 		b.mu.Unlock()
 		b.logf("%v: %s attached", d, drv.Name())
-		return
+		return d, nil
 	}
 	b.mu.Lock()
 	b.stats.Unbound++
 	b.mu.Unlock()
+	return d, nil
+}
+
+// unbind tears d down (for a hub, everything behind it first) and
+// forgets it.
+func (b *Bus) unbind(d *Device) {
+	d.Detach()
+	b.mu.Lock()
+	delete(b.all, d)
+	b.stats.Detached++
+	b.mu.Unlock()
+	b.logf("%v: detached", d)
 }
 
 func (b *Bus) detach(port int) {
@@ -270,9 +385,5 @@ func (b *Bus) detach(port int) {
 	if d == nil {
 		return
 	}
-	d.Detach()
-	b.mu.Lock()
-	b.stats.Detached++
-	b.mu.Unlock()
-	b.logf("%v: detached", d)
+	b.unbind(d)
 }

@@ -55,12 +55,25 @@ type Attachment interface {
 // control pipe open. Control requests are serialised; pipes the driver
 // opens through it are torn down with it.
 type Device struct {
-	HC      HostController
-	Port    int
-	Speed   Speed
-	Address uint8
-	Desc    DeviceDescriptor
-	Configs []ConfigDescriptor
+	HC HostController
+	// Port is the device's port number on its hub (the root hub for a
+	// device on a root port); At is that port.
+	Port int
+	At   Port
+	// Parent is the hub the device is behind (nil on a root port); Depth
+	// counts the hubs between it and the root hub.
+	Parent *Device
+	Depth  int
+	// TTAddress and TTPort name the transaction translator a low- or
+	// full-speed device behind a high-speed hub is reached through (the
+	// nearest high-speed hub's address and the port on it leading to the
+	// device); 0 when there is none. Every pipe carries them
+	// (PipeConfig.HubAddress/HubPort).
+	TTAddress, TTPort uint8
+	Speed             Speed
+	Address           uint8
+	Desc              DeviceDescriptor
+	Configs           []ConfigDescriptor
 	// Strings named by the device descriptor ("" when absent or
 	// unreadable).
 	Manufacturer, Product, Serial string
@@ -126,24 +139,43 @@ func (a *Addresses) Free(n uint8) {
 // (US) if offered. The device is left unconfigured. Errors name the step;
 // on error the port is disabled and the address freed.
 func Enumerate(hc HostController, port int, addrs *Addresses) (*Device, error) {
-	d := &Device{HC: hc, Port: port, addrs: addrs, ctlDone: make(chan struct{}, 1),
-		detached: make(chan struct{})}
+	return EnumerateAt(hc, RootPort(hc, port), nil, addrs)
+}
+
+// EnumerateAt is Enumerate for a device on port p of hub parent (nil:
+// p is a root port of hc). The device's Depth is its parent's plus one,
+// and a low- or full-speed device behind a high-speed hub gets that hub's
+// transaction translator (TTAddress, TTPort), inherited through any
+// full-speed hubs between (USB 2.0 §11.14).
+func EnumerateAt(hc HostController, p Port, parent *Device, addrs *Addresses) (*Device, error) {
+	d := &Device{HC: hc, Port: p.Number(), At: p, Parent: parent, addrs: addrs,
+		ctlDone: make(chan struct{}, 1), detached: make(chan struct{})}
 	d.refsZero = sync.NewCond(&d.mu)
 	fail := func(step string, err error) (*Device, error) {
 		if d.ep0 != nil {
 			d.ep0.Close()
 		}
-		hc.DisablePort(port)
+		p.Disable()
 		if d.Address != 0 {
 			addrs.Free(d.Address)
 		}
-		return nil, fmt.Errorf("%s port %d: %s: %w", hc.Name(), port, step, err)
+		return nil, fmt.Errorf("%v: %s: %w", p, step, err)
 	}
-	speed, err := hc.ResetPort(port)
+	speed, err := p.Reset()
 	if err != nil {
 		return fail("reset", err)
 	}
 	d.Speed = speed
+	if parent != nil {
+		d.Depth = parent.Depth + 1
+		switch {
+		case speed == SpeedHigh || speed == SpeedSuper:
+		case parent.Speed == SpeedHigh:
+			d.TTAddress, d.TTPort = parent.Address, uint8(p.Number())
+		default:
+			d.TTAddress, d.TTPort = parent.TTAddress, parent.TTPort
+		}
+	}
 	// Until bMaxPacketSize0 is known, 8 bytes is a packet every device
 	// can send (USB 2.0 §5.5.3); the first read asks for no more.
 	mps := 64
@@ -211,7 +243,8 @@ func Enumerate(hc HostController, port int, addrs *Addresses) (*Device, error) {
 }
 
 func (d *Device) openEP0(addr uint8, mps int) error {
-	p, err := d.HC.OpenPipe(PipeConfig{Address: addr, Type: Control, MaxPacket: mps, Speed: d.Speed})
+	p, err := d.HC.OpenPipe(PipeConfig{Address: addr, Type: Control, MaxPacket: mps, Speed: d.Speed,
+		HubAddress: d.TTAddress, HubPort: d.TTPort})
 	if err != nil {
 		return err
 	}
@@ -272,7 +305,7 @@ func (d *Device) readStrings() {
 }
 
 func (d *Device) String() string {
-	return fmt.Sprintf("%s port %d addr %d (%04x:%04x)", d.HC.Name(), d.Port, d.Address, d.Desc.Vendor, d.Desc.Product)
+	return fmt.Sprintf("%v addr %d (%04x:%04x)", d.At, d.Address, d.Desc.Vendor, d.Desc.Product)
 }
 
 // Control runs one control request and waits for it, at most timeout
@@ -448,7 +481,8 @@ func (d *Device) OpenPipe(e EndpointDescriptor) (Pipe, error) {
 		return nil, ErrGone
 	}
 	cfg := PipeConfig{Address: d.Address, Endpoint: e.Address, Type: e.Type(),
-		MaxPacket: e.MaxPacketSize(), Speed: d.Speed, Interval: int(e.Interval)}
+		MaxPacket: e.MaxPacketSize(), Speed: d.Speed, Interval: int(e.Interval),
+		HubAddress: d.TTAddress, HubPort: d.TTPort}
 	hp, err := d.HC.OpenPipe(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%v: endpoint %#02x: %w", d, e.Address, err)
@@ -601,7 +635,7 @@ func (d *Device) teardown() {
 		d.refsZero.Wait()
 	}
 	d.mu.Unlock()
-	d.HC.DisablePort(d.Port)
+	d.At.Disable()
 	if d.Address != 0 {
 		d.addrs.Free(d.Address)
 	}

@@ -15,9 +15,8 @@ type USBPort struct {
 	// port, from 1.
 	Unit, Port int
 	// HubPorts: an on-board hub sits on the root port and feeds this
-	// many sockets; 0 when the socket is the root port's own. gowrt's
-	// USB core has no hub driver, so devices behind such a hub are not
-	// reached on the hardware (the bus logs the hub and leaves it).
+	// many sockets; 0 when the socket is the root port's own. The USB
+	// core's hub driver (usbnet/usb hub.go) reaches the devices behind it.
 	HubPorts int
 }
 

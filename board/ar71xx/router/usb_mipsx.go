@@ -32,11 +32,6 @@ func usbPorts(b *boardfile.Board, hw *hardware) []board.Port {
 		return nil
 	}
 	upUSB = u
-	for _, p := range b.USB {
-		if p.HubPorts > 0 {
-			fmt.Printf("router: %s: USB %v: devices behind the hub are not reached (no hub driver)\n", b.Name, p)
-		}
-	}
 	return u.Ports
 }
 

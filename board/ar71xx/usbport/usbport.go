@@ -14,8 +14,8 @@
 // The router's port list is fixed once it runs: functions plugged in
 // after boot are attached and logged but get no router port; one
 // unplugged stops, and the router sees its carrier go. Devices behind a
-// board's on-board hub (TL-WDR4300) are not reached: the USB core has no
-// hub driver.
+// board's on-board hub (TL-WDR4300's two sockets) come up through the
+// USB core's hub driver like those on a root port.
 package usbport
 
 import (
@@ -57,7 +57,9 @@ type Hardware interface {
 // DefaultAttachWait bounds how long Start waits for the functions
 // connected at boot to enumerate and attach: the Bus debounces 100 ms
 // (USB 2.0 TATTDB), the port reset takes 50 ms plus 10 ms recovery,
-// enumeration and the chip's bring-up a few dozen control transfers.
+// enumeration and the chip's bring-up a few dozen control transfers; an
+// on-board hub adds its own enumeration, power-good wait, debounce and
+// port reset before the devices behind it.
 const DefaultAttachWait = 10 * time.Second
 
 // Config tunes Start.
@@ -295,8 +297,31 @@ func (u *USB) settled(connected int) bool {
 	u.mu.Lock()
 	n := len(u.att)
 	u.mu.Unlock()
-	return n >= connected || int(st.Enumerated+st.EnumerationFailed) >= connected &&
-		st.Attached+st.AttachFailed+st.Unbound >= st.Enumerated
+	if n >= connected && !u.hubs() {
+		return true
+	}
+	// Every root device came up or failed, every one was bound or left,
+	// and no hub is still looking at its ports (a hub is a root device
+	// whose functions come after it).
+	if int(st.Enumerated+st.EnumerationFailed) < connected || st.Attached+st.AttachFailed+st.Unbound < st.Enumerated {
+		return false
+	}
+	for _, b := range u.Buses {
+		if !b.Idle() {
+			return false
+		}
+	}
+	return true
+}
+
+// hubs reports whether a hub is attached on any bus.
+func (u *USB) hubs() bool {
+	for _, b := range u.Buses {
+		if b.Stats().Hubs > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (u *USB) settle() {

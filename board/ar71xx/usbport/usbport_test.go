@@ -19,6 +19,7 @@ import (
 	"github.com/gowrt/gowrt/soc/ar71xx/ar71xxsim"
 	"github.com/gowrt/gowrt/usbnet/axge/axgesim"
 	"github.com/gowrt/gowrt/usbnet/ehci/ehcisim"
+	"github.com/gowrt/gowrt/usbnet/usbsim"
 )
 
 // regFile is a plain register block (the AR71xx USB control block).
@@ -131,10 +132,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // TestStartOnModels runs Start for every board with USB on its SoC's
 // models (ar71xxsim, an ehcisim per EHCI from the SoC's USB data) with an
-// AX88179 model on each of the board's USB ports: each becomes a LAN port
-// at boot, frames cross both ways, the AR71xx's control block gets its
-// swap and FLADJ values, and unplugging one port stops it (carrier gone)
-// while the other (Archer C7: two EHCIs sharing IP3) keeps working.
+// AX88179 model in each of the board's USB sockets — behind a hub model
+// where the board has an on-board hub (TL-WDR4300: two sockets on the
+// hub's ports 1 and 2) —: each becomes a LAN port at boot, frames cross
+// both ways, the AR71xx's control block gets its swap and FLADJ values,
+// and unplugging one socket stops its port (carrier gone) while the other
+// (Archer C7: two EHCIs sharing IP3; TL-WDR4300: the hub's other port)
+// keeps working.
 func TestStartOnModels(t *testing.T) {
 	for i, b := range boardfile.All {
 		if len(b.USB) == 0 {
@@ -149,13 +153,35 @@ func startOnModels(t *testing.T, b *boardfile.Board, seed uint64) {
 	start := time.Now()
 	var chips []*axgesim.Chip
 	var sent []*atomic.Int64
-	for i, p := range b.USB {
-		n := &atomic.Int64{}
-		c := axgesim.New(axgesim.Config{MAC: [6]byte{0x02, 0xa8, 0x81, 0x79, 0, byte(i)}, Seed: seed,
-			Link: axgesim.Media{Up: true, SpeedMbps: 1000, FullDuplex: true},
-			Now:  func() time.Duration { return time.Since(start) }, Transmitted: func([]byte) { n.Add(1) }})
-		m.hcs[p.Unit].Attach(p.Port, c.Function())
-		chips, sent = append(chips, c), append(sent, n)
+	// unplug[i] pulls chip i out of its socket.
+	var unplug []func()
+	for _, p := range b.USB {
+		var hub *usbsim.Hub
+		sockets := 1
+		if p.HubPorts > 0 {
+			// An on-board hub with a real hub's 256 ms status-change
+			// interval.
+			hub = usbsim.NewHub(usbsim.HubConfig{Ports: p.HubPorts, Vendor: 0x05e3, Product: 0x0608})
+			sockets = p.HubPorts
+		}
+		for s := 1; s <= sockets; s++ {
+			i := len(chips)
+			n := &atomic.Int64{}
+			c := axgesim.New(axgesim.Config{MAC: [6]byte{0x02, 0xa8, 0x81, 0x79, 0, byte(i)}, Seed: seed,
+				Link: axgesim.Media{Up: true, SpeedMbps: 1000, FullDuplex: true},
+				Now:  func() time.Duration { return time.Since(start) }, Transmitted: func([]byte) { n.Add(1) }})
+			chips, sent = append(chips, c), append(sent, n)
+			if hub != nil {
+				hub.Plug(s, c.Function())
+				unplug = append(unplug, func() { hub.Unplug(s) })
+			} else {
+				m.hcs[p.Unit].Attach(p.Port, c.Function())
+				unplug = append(unplug, func() { m.hcs[p.Unit].Detach(p.Port) })
+			}
+		}
+		if hub != nil {
+			m.hcs[p.Unit].Attach(p.Port, hub)
+		}
 	}
 	var detached sync.Map
 	u, err := Start(b, m, Config{Debounce: time.Millisecond, Log: t.Logf,
@@ -164,8 +190,8 @@ func startOnModels(t *testing.T, b *boardfile.Board, seed uint64) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = u.Close() })
-	if len(u.Ports) != len(b.USB) {
-		t.Fatalf("%d ports at boot, want %d: %+v", len(u.Ports), len(b.USB), u.Ports)
+	if len(u.Ports) != len(chips) {
+		t.Fatalf("%d ports at boot, want %d: %+v", len(u.Ports), len(chips), u.Ports)
 	}
 	if m.socM.Info.USB().BringUp == ar71xx.USBBringUp71xx {
 		if fladj, cfg := m.ctrl.v[0], m.ctrl.v[1]; fladj != 0x20c00 || cfg != 0xf0000 {
@@ -209,7 +235,7 @@ func startOnModels(t *testing.T, b *boardfile.Board, seed uint64) {
 	// Unplug the first port's chip: its NIC loses carrier and is
 	// detached; any other keeps carrying frames.
 	gone := u.Ports[0]
-	m.hcs[b.USB[chipOf[0]].Unit].Detach(b.USB[chipOf[0]].Port)
+	unplug[chipOf[0]]()
 	waitFor(t, gone.Name+" detach", func() bool { _, ok := detached.Load(gone.Name); return ok })
 	if gone.NIC.Link().Up {
 		t.Errorf("%s still has carrier after unplug", gone.Name)
