@@ -25,7 +25,8 @@ import (
 // (TL-WDR4300: the AR9344's ChipIdea core with its integrated TT) and of
 // the AR7161 (RouterStation Pro: the USB control block bring-up, an OHCI
 // companion, the Synopsys async-advance defect), each with an AX88179
-// model on its first USB root port whose Ethernet side is a TAP device, all
+// model in its first USB socket (behind the on-board hub model on the
+// TL-WDR4300, as on the real board) whose Ethernet side is a TAP device, all
 // brought up by usbport.Start, the bare-metal code. A Linux host on that
 // TAP gets a DHCP lease from the router through the AX88179 port in
 // br-lan, pings the router and fetches its status page, and exchanges an
