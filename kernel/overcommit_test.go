@@ -16,7 +16,7 @@ func TestMapTooLarge(t *testing.T) {
 		{newW: ram16, ram: ram16, want: false},
 		{newW: ram16 + 1, ram: ram16, want: true},
 		{newW: ram16 + 1, oldW: 1, ram: ram16, want: false}, // replacing a writable page
-		{newW: 0, oldW: ram16 * 2, ram: ram16, want: false},  // PROT_NONE over a heap
+		{newW: 0, oldW: ram16 * 2, ram: ram16, want: false}, // PROT_NONE over a heap
 		{newW: ^uint32(0), ram: ram16, want: true},
 	} {
 		if got := mapTooLarge(c.newW, c.oldW, c.ram); got != c.want {
