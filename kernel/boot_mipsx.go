@@ -397,9 +397,13 @@ func (k *kstate) buildStack() uint32 {
 	name := "gowrt"
 	argv[0] = uint32(put(uintptr(unsafe.Pointer(unsafe.StringData(name))), uintptr(len(name))))
 	nargv = 1
+	ownLimit := false
 	k.forEachToken(func(a, n uintptr) bool {
 		if isKernelToken(a, n) {
 			return true
+		}
+		if n >= uintptr(len(goMemLimitVar)) && strEq(a, uintptr(len(goMemLimitVar)), goMemLimitVar) {
+			ownLimit = true
 		}
 		if hasEq(a, n) {
 			if nenv < maxArgs-1 {
@@ -415,6 +419,12 @@ func (k *kstate) buildStack() uint32 {
 	if k.flags&kfNoSig != 0 && nenv < maxArgs-1 {
 		s := "GODEBUG=asyncpreemptoff=1"
 		envp[nenv&(maxArgs-1)] = uint32(put(uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(len(s))))
+		nenv++
+	}
+	if !ownLimit && nenv < maxArgs-1 { // overcommit.go
+		var lim [32]byte
+		n := goMemLimitEnv(&lim, k.mem.limit)
+		envp[nenv&(maxArgs-1)] = uint32(put(uintptr(unsafe.Pointer(&lim[0])), uintptr(n)))
 		nenv++
 	}
 	top &^= 15

@@ -29,10 +29,50 @@ const pageInReserve = 16
 
 // mapTooLarge reports whether a mapping that adds newW writable pages
 // over oldW it replaces is refused on a board of ramPages pages of RAM.
+//
+//go:nosplit
 func mapTooLarge(newW, oldW, ramPages uint32) bool {
 	return newW > oldW && newW-oldW > ramPages
 }
 
 // mayPageIn reports whether a demand-zero page may take one of the nfree
 // free frames.
+//
+//go:nosplit
 func mayPageIn(nfree uint32) bool { return nfree > pageInReserve }
+
+// The runtime is told how much RAM it can have: unless the command line
+// sets GOMEMLIMIT itself (GOMEMLIMIT=off turns the limit off), the kernel
+// puts GOMEMLIMIT=<bytes> in the program's environment, seven eighths of
+// the frames free after boot. Near that limit the garbage collector runs
+// more often and the scavenger returns freed heap pages at once
+// (runtime/mgcscavenge.go: the memory-limit goal), instead of the runtime
+// growing into RAM the board does not have; the eighth left over is for
+// what the limit does not count: data and BSS pages, DMA memory, page
+// tables.
+const goMemLimitVar = "GOMEMLIMIT="
+
+// goMemLimitEnv writes GOMEMLIMIT=<bytes> for a program that can hold
+// limitPages pages into buf and returns its length.
+//
+//go:nosplit
+func goMemLimitEnv(buf *[32]byte, limitPages uint32) int {
+	n := copy(buf[:], goMemLimitVar)
+	v := limitPages / 8 * 7 << pageShiftAll
+	var digits [10]byte
+	d := len(digits)
+	for {
+		d--
+		digits[d] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	n += copy(buf[n:], digits[d:])
+	return n
+}
+
+// pageShiftAll is pageShift (layout_mipsx.go) for code built on every
+// GOARCH.
+const pageShiftAll = 12

@@ -7,12 +7,12 @@ import "testing"
 // Linux's OVERCOMMIT_GUESS), a mapping larger than all RAM is not, and a
 // mapping over writable pages is charged only for what it adds.
 func TestMapTooLarge(t *testing.T) {
-	const ram16 = 16 << 20 >> pageShiftHost
+	const ram16 = 16 << 20 >> pageShiftAll
 	for _, c := range []struct {
 		newW, oldW, ram uint32
 		want            bool
 	}{
-		{newW: 4 << 20 >> pageShiftHost, ram: ram16, want: false}, // mheap.grow's step
+		{newW: 4 << 20 >> pageShiftAll, ram: ram16, want: false}, // mheap.grow's step
 		{newW: ram16, ram: ram16, want: false},
 		{newW: ram16 + 1, ram: ram16, want: true},
 		{newW: ram16 + 1, oldW: 1, ram: ram16, want: false}, // replacing a writable page
@@ -38,4 +38,20 @@ func TestMayPageIn(t *testing.T) {
 	}
 }
 
-const pageShiftHost = 12 // the kernel's pageShift (layout_mipsx.go), on every GOARCH
+func TestGoMemLimitEnv(t *testing.T) {
+	for _, c := range []struct {
+		pages uint32
+		want  string
+	}{
+		{0, "GOMEMLIMIT=0"},
+		{8, "GOMEMLIMIT=28672"},     // 7 of 8 pages
+		{800, "GOMEMLIMIT=2867200"}, // a 16 MiB board's 3.1 MiB free
+		{65536, "GOMEMLIMIT=234881024"},
+	} {
+		var buf [32]byte
+		n := goMemLimitEnv(&buf, c.pages)
+		if got := string(buf[:n]); got != c.want {
+			t.Errorf("%d pages: %q, want %q", c.pages, got, c.want)
+		}
+	}
+}
