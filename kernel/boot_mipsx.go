@@ -134,15 +134,16 @@ func boot(argc, argv, envp, memsize, loaderConfig uint32) (sp, status uint32) {
 		bootFail("image larger than RAM")
 	}
 
-	// Free frames: everything but the kernel area, the image and the
-	// frame stack itself (at the top of RAM).
+	// Free frames: everything but the kernel area's used parts (its
+	// unused ones: kernelAreaFree), the image and the frame stack itself
+	// (at the top of RAM).
 	nframes := ram >> pageShift
 	k.mem.colourCap = uint32(nframes/colours + 1)
 	stackBytes := (uintptr(k.mem.colourCap)*colours*4 + pageSize - 1) &^ (pageSize - 1)
 	k.mem.freeStack = kseg0 + ram - stackBytes
 	for pa := ram - stackBytes; pa > 0; {
 		pa -= pageSize
-		if pa < imageBase-kseg0 || (pa >= imageBase-kseg0 && pa < imageEnd) ||
+		if pa < imageBase-kseg0 && !kernelAreaFree(pa) || (pa >= imageBase-kseg0 && pa < imageEnd) ||
 			(pa >= dataPA&^(pageSize-1) && pa < dataFileEnd) {
 			continue
 		}

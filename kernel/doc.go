@@ -25,7 +25,8 @@
 //	0x00400000-0x7fffffff  heap and mmap space (the Go heap must be below
 //	                       2 GiB), through the page table, demand-zero
 //	0x80000000-0x800fffff  kseg0: vectors, page directory, kernel state,
-//	                       kernel stack, the initial (m0) stack
+//	                       kernel stack, the initial (m0) stack; the
+//	                       frames between them go to the frame pool
 //	0x80100000-...         kseg0: text and rodata, then (64 KiB aligned) the
 //	                       physical home of the initial data pages
 //	0xc0000000-...         kseg2: program data+BSS (-D), through the page

@@ -445,7 +445,10 @@ func (k *kstate) pageIn(va uintptr, write bool) bool {
 		return true // raced with nothing: already present (stale TLB entry)
 	}
 	inImage := va >= k.mem.dataStart && va < k.mem.dataEnd
-	if !mayPageIn(k.mem.nfree) {
+	// Anonymous pages may take any free frame (allocFrameColour fails
+	// when none is left); BSS pages keep the reserve, as the program's
+	// own image is charged per touched page.
+	if inImage && !mayPageIn(k.mem.nfree) {
 		k.oom(va)
 		return false
 	}

@@ -14,8 +14,8 @@ package kernel
 //   - RAM is charged when a page is first touched; when none is left the
 //     kernel ends the program with status 137 (SIGKILL's, as Linux's OOM
 //     killer does), printing the address;
-//   - a few frames stay back for page-table pages (pageInReserve), so
-//     touching memory cannot starve the page tables that map it.
+//   - a few frames stay back for page-table pages (pageInReserve) when
+//     the program's BSS is paged in.
 //
 // The commit charge is still counted and reported (Info.Committed): it is
 // what strict accounting would have refused.
