@@ -37,7 +37,8 @@ func TestSelftest(t *testing.T) {
 				got[m[2]] = m[1]
 			}
 			for _, c := range []string{"goroutines", "mutex", "gc", "sleep", "ticker", "select", "rand",
-				"nilderef", "preempt", "fmt", "maps", "waitgroup", "args", "walltime", "mmap", "nilpage", "sigbus", "unknown", "divzero", "threads", "reboot", "cache"} {
+				"nilderef", "preempt", "fmt", "maps", "waitgroup", "args", "walltime", "mmap", "nilpage", "sigbus", "unknown", "divzero", "threads", "reboot", "cache",
+				"scavenge", "memlimit"} {
 				if got[c] != "PASS" {
 					t.Errorf("%s -m %d: check %s: %q", board, mem, c, got[c])
 				}
@@ -57,7 +58,8 @@ func TestSelftest(t *testing.T) {
 				t.Errorf("%s -m %d: exit %d\n%s", board, mem, r.code, r.out)
 			} else {
 				for _, l := range strings.Split(r.out, "\n") {
-					if strings.HasPrefix(l, "sleep:") || strings.HasPrefix(l, "ticker:") || strings.HasPrefix(l, "selftest: ram") || strings.HasPrefix(l, "cache:") {
+					if strings.HasPrefix(l, "sleep:") || strings.HasPrefix(l, "ticker:") || strings.HasPrefix(l, "selftest: ram") || strings.HasPrefix(l, "cache:") ||
+						strings.HasPrefix(l, "scavenge:") || strings.HasPrefix(l, "memlimit:") {
 						t.Logf("%s -m %d: %s", board, mem, l)
 					}
 				}
