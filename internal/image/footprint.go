@@ -27,8 +27,9 @@ type Footprint struct {
 	// RAM is the physical RAM the loaded image occupies at boot under
 	// gowrt's kernel: from the ELF headers at the start of kseg0's image
 	// area to the end of the data segment's physical copy (FixupELF
-	// aligns it to 64 KiB), plus the kernel's own first megabyte of
-	// kseg0 (vectors, page directory, kernel stack, the first stack).
+	// aligns it to 64 KiB), plus the kernel's first megabyte of kseg0
+	// (vectors, page directory, kernel state, stacks), of which the
+	// kernel gives about 560 KiB it does not use back to the frame pool.
 	RAM uint64
 
 	load []byte // the segments' contents, for XZ
