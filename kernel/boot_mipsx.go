@@ -134,15 +134,16 @@ func boot(argc, argv, envp, memsize, loaderConfig uint32) (sp, status uint32) {
 		bootFail("image larger than RAM")
 	}
 
-	// Free frames: everything but the kernel area, the image and the
-	// frame stack itself (at the top of RAM).
+	// Free frames: everything but the kernel area's used parts (its
+	// unused ones: kernelAreaFree), the image and the frame stack itself
+	// (at the top of RAM).
 	nframes := ram >> pageShift
 	k.mem.colourCap = uint32(nframes/colours + 1)
 	stackBytes := (uintptr(k.mem.colourCap)*colours*4 + pageSize - 1) &^ (pageSize - 1)
 	k.mem.freeStack = kseg0 + ram - stackBytes
 	for pa := ram - stackBytes; pa > 0; {
 		pa -= pageSize
-		if pa < imageBase-kseg0 || (pa >= imageBase-kseg0 && pa < imageEnd) ||
+		if pa < imageBase-kseg0 && !kernelAreaFree(pa) || (pa >= imageBase-kseg0 && pa < imageEnd) ||
 			(pa >= dataPA&^(pageSize-1) && pa < dataFileEnd) {
 			continue
 		}
@@ -397,9 +398,13 @@ func (k *kstate) buildStack() uint32 {
 	name := "gowrt"
 	argv[0] = uint32(put(uintptr(unsafe.Pointer(unsafe.StringData(name))), uintptr(len(name))))
 	nargv = 1
+	ownLimit := false
 	k.forEachToken(func(a, n uintptr) bool {
 		if isKernelToken(a, n) {
 			return true
+		}
+		if n >= uintptr(len(goMemLimitVar)) && strEq(a, uintptr(len(goMemLimitVar)), goMemLimitVar) {
+			ownLimit = true
 		}
 		if hasEq(a, n) {
 			if nenv < maxArgs-1 {
@@ -415,6 +420,12 @@ func (k *kstate) buildStack() uint32 {
 	if k.flags&kfNoSig != 0 && nenv < maxArgs-1 {
 		s := "GODEBUG=asyncpreemptoff=1"
 		envp[nenv&(maxArgs-1)] = uint32(put(uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(len(s))))
+		nenv++
+	}
+	if !ownLimit && nenv < maxArgs-1 { // overcommit.go
+		var lim [32]byte
+		n := goMemLimitEnv(&lim, k.mem.limit)
+		envp[nenv&(maxArgs-1)] = uint32(put(uintptr(unsafe.Pointer(&lim[0])), uintptr(n)))
 		nenv++
 	}
 	top &^= 15

@@ -31,7 +31,7 @@ func (k *kstate) dmaAlloc(fr *frame, npages, alignPages uint32) {
 		fail(fr, eINVAL)
 		return
 	}
-	if m.nfree < npages+2+ptSlack || m.limit < npages+m.committed+m.bssPages {
+	if m.nfree < npages+2+pageInReserve || m.limit < npages {
 		fail(fr, eNOMEM)
 		return
 	}

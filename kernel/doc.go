@@ -25,7 +25,8 @@
 //	0x00400000-0x7fffffff  heap and mmap space (the Go heap must be below
 //	                       2 GiB), through the page table, demand-zero
 //	0x80000000-0x800fffff  kseg0: vectors, page directory, kernel state,
-//	                       kernel stack, the initial (m0) stack
+//	                       kernel stack, the initial (m0) stack; the
+//	                       frames between them go to the frame pool
 //	0x80100000-...         kseg0: text and rodata, then (64 KiB aligned) the
 //	                       physical home of the initial data pages
 //	0xc0000000-...         kseg2: program data+BSS (-D), through the page
@@ -37,7 +38,15 @@
 // Physical frames not used by the image are handed out one 4 KiB page at a
 // time on first touch; untouched BSS (such as the 32 MiB FIPS DRBG buffer that
 // every crypto-using program carries) and untouched anonymous memory cost no
-// RAM.
+// RAM. Mappings are admitted as under Linux's default heuristic overcommit
+// (a mapping is refused only if it is larger than RAM; running out of
+// frames on a fault ends the program with status 137), because the runtime
+// grows its heap in 4 MiB mappings. munmap and madvise(MADV_DONTNEED or
+// MADV_FREE), the runtime scavenger's call, put frames back in the pool
+// (Info.Returned counts them). The program's environment gets
+// GOMEMLIMIT, seven eighths of the RAM free after boot, unless the command
+// line sets it, so the runtime collects and scavenges before the board runs
+// out (overcommit.go).
 //
 // Kernel command-line switches (QEMU -append, alongside program arguments
 // and K=V environment variables): ktrace prints every system call,

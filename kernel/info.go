@@ -49,6 +49,12 @@ type Info struct {
 	LastSpinCaller uint32
 	LastHoldTid    uint32
 	LastHoldPC     uint32
+	// Returned is the bytes of RAM the program gave back since boot:
+	// frames freed by munmap and by madvise(MADV_DONTNEED or
+	// MADV_FREE), which is how the Go runtime's scavenger returns idle
+	// heap pages. Free is the RAM free now.
+	Returned uint64
+	Free     uint32
 }
 
 // CacheWriteBack is the Config.K0 value for cacheable, noncoherent,

@@ -35,7 +35,25 @@ const (
 	ustackTop   = kseg0 + 0x100000 // initial Linux stack for m0 (runtime takes 64 KiB below it)
 	ustackBase  = kseg0 + 0x80000
 	imageBase   = kseg0 + 0x100000 // ELF headers, then text (-T 0x80101000)
+	// m0StackSize is the part of the initial stack kept below ustackTop:
+	// the runtime makes m0's g0 stack the 64 KiB below the initial stack
+	// pointer (runtime/asm_mipsx.s, rt0_go), which sits under the
+	// argument strings buildStack copies there (under 4 KiB); the rest
+	// of [ustackBase, ustackTop) goes to the frame pool.
+	m0StackSize = 96 << 10
 )
+
+// kernelAreaFree reports whether the frame at physical address pa, in the
+// kernel's first megabyte, is free for the frame pool: the space between
+// the kernel state and the page holding the idle loop's stack (just below
+// kstackBase), and the initial stack's space below m0StackSize.
+//
+//go:nosplit
+func kernelAreaFree(pa uintptr) bool {
+	kstateEnd := (kstateAddr - kseg0 + unsafe.Sizeof(kstate{}) + pageSize - 1) &^ (pageSize - 1)
+	return pa >= kstateEnd && pa < kstackBase-kseg0-pageSize ||
+		pa >= ustackBase-kseg0 && pa < ustackTop-kseg0-m0StackSize
+}
 
 // Saved register frame, 40 words: R0..R31, then these.
 const (

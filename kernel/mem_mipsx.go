@@ -296,10 +296,11 @@ func (k *kstate) writablePages(start, end uintptr) uint32 {
 }
 
 // dropPages frees the frames behind [start, end) and removes them from the
-// TLB; the pages read as zero when next touched.
+// TLB; the pages read as zero when next touched. It returns the number of
+// frames freed.
 //
 //go:nosplit
-func (k *kstate) dropPages(start, end uintptr) {
+func (k *kstate) dropPages(start, end uintptr) (freed uint32) {
 	for va := start; va < end; {
 		if *mem32(pgdAddr + (va>>pdShift)*4) == zeroPTEAddr {
 			va = (va>>pdShift + 1) << pdShift
@@ -309,6 +310,7 @@ func (k *kstate) dropPages(start, end uintptr) {
 		if pte := *mem32(p); pte&pteV != 0 {
 			*mem32(p) = 0
 			k.freeFrame(uintptr(pte>>ptePFNSh) << pageShift)
+			freed++
 			tlbInvalidate(va)
 			if va >= k.mem.dataStart && va < k.mem.dataEnd && k.mem.bssPages > 0 {
 				k.mem.bssPages--
@@ -316,6 +318,7 @@ func (k *kstate) dropPages(start, end uintptr) {
 		}
 		va += pageSize
 	}
+	return freed
 }
 
 // --- system calls ------------------------------------------------------
@@ -359,12 +362,12 @@ func (k *kstate) mmap(fr *frame, addr, n uintptr, prot, flags, fd uint32) {
 		newW = uint32(n >> pageShift)
 	}
 	oldW := k.writablePages(start, end)
-	if m.committed+m.bssPages-oldW+newW > m.limit {
+	if mapTooLarge(newW, oldW, k.ramSize>>pageShift) { // heuristic overcommit: overcommit.go
 		fail(fr, eNOMEM)
 		return
 	}
 	if flags&mapFixed != 0 {
-		k.dropPages(start, end)
+		m.returned += uint64(k.dropPages(start, end))
 		if !k.removeRange(start, end) {
 			fail(fr, eNOMEM)
 			return
@@ -390,7 +393,7 @@ func (k *kstate) munmap(fr *frame, addr, n uintptr) {
 		end = userTop
 	}
 	k.mem.committed -= k.writablePages(addr, end)
-	k.dropPages(addr, end)
+	k.mem.returned += uint64(k.dropPages(addr, end))
 	if !k.removeRange(addr, end) {
 		fail(fr, eNOMEM)
 		return
@@ -410,7 +413,11 @@ func (k *kstate) madvise(fr *frame, addr, n uintptr, advice uint32) {
 			fail(fr, eINVAL)
 			return
 		}
-		k.dropPages(addr, end)
+		// The runtime's scavenger returns idle heap pages this way
+		// (runtime/mem_linux.go, sysUnusedOS): their frames go back
+		// to the free pool and the pages read as zero when touched
+		// again, which is what both advices promise on Linux.
+		k.mem.returned += uint64(k.dropPages(addr, end))
 	}
 	ok(fr, 0)
 }
@@ -438,7 +445,10 @@ func (k *kstate) pageIn(va uintptr, write bool) bool {
 		return true // raced with nothing: already present (stale TLB entry)
 	}
 	inImage := va >= k.mem.dataStart && va < k.mem.dataEnd
-	if inImage && k.mem.committed+k.mem.bssPages+1 > k.mem.limit {
+	// Anonymous pages may take any free frame (allocFrameColour fails
+	// when none is left); BSS pages keep the reserve, as the program's
+	// own image is charged per touched page.
+	if inImage && !mayPageIn(k.mem.nfree) {
 		k.oom(va)
 		return false
 	}

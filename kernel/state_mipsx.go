@@ -88,9 +88,10 @@ type memState struct {
 	colourMisses uint32
 	nfree        uint32 // all colours
 	framesBoot   uint32 // free frames after boot
-	committed    uint32 // pages of writable anonymous mappings
+	committed    uint32 // pages of writable anonymous mappings (reported, not enforced)
 	bssPages     uint32 // BSS/data pages materialised on demand
-	limit        uint32 // committed + bssPages may not exceed this
+	limit        uint32 // frames a program can ever hold: no one mapping may be larger
+	returned     uint64 // frames given back by munmap and madvise since boot
 	ptPages      uint32
 	peakUsed     uint32
 	dataStart    uintptr // program data+BSS (the -D segment)

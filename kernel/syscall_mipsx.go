@@ -660,6 +660,8 @@ func (k *kstate) info(fr *frame, buf uintptr, size uint32) {
 	in.LockExtends, in.LockOverruns, in.LockSpinTraps = k.stats.lockExtends, k.stats.lockOverruns, k.stats.lockSpinTraps
 	in.LastSpinTid, in.LastSpinPC, in.LastSpinCaller = k.stats.lastSpinTid, k.stats.lastSpinRA, k.stats.lastSpinCaller
 	in.LastHoldTid, in.LastHoldPC = k.stats.lastHoldTid, k.stats.lastHoldPC
+	in.Returned = k.mem.returned << pageShift
+	in.Free = k.mem.nfree << pageShift
 	if !k.copyOut(buf, uintptrOfInfo(&in), uintptr(size)) {
 		fail(fr, eFAULT)
 		return

@@ -40,6 +40,11 @@ func routerNAT(t *testing.T, board string, i int) {
 // TAP devices and waits until it prints its WAN port. QEMU runs until the
 // test ends; the console is in out (and in the log if the test fails).
 func bootOnTAPs(t *testing.T, board string, i int, prog string) (lanTap, wanTap string, out *consoleLog) {
+	return bootOnTAPsMem(t, board, i, prog, 32)
+}
+
+// bootOnTAPsMem is bootOnTAPs with memMiB of RAM.
+func bootOnTAPsMem(t *testing.T, board string, i int, prog string, memMiB int) (lanTap, wanTap string, out *consoleLog) {
 	netns.RequireRoot(t)
 	img := buildImage(t, board, prog)
 	lanTap, wanTap = fmt.Sprintf("gnl%d-%d", os.Getpid()%100000, i), fmt.Sprintf("gnw%d-%d", os.Getpid()%100000, i)
@@ -51,7 +56,7 @@ func bootOnTAPs(t *testing.T, board string, i int, prog string) (lanTap, wanTap 
 	}
 	b, _ := image.LookupBoard(board)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	m := qemu.Machine{Board: b, Kernel: img, MemMiB: 32,
+	m := qemu.Machine{Board: b, Kernel: img, MemMiB: memMiB,
 		NIC: "tap,ifname=" + lanTap + ",script=no,downscript=no",
 		WAN: "tap,ifname=" + wanTap + ",script=no,downscript=no"}
 	cmd := exec.CommandContext(ctx, b.QEMU, m.Args()...)

@@ -128,7 +128,14 @@ func TestRouterQEMU(t *testing.T) {
 
 const xferBytes = 50 << 20
 
-func init() { helperMain = xferClient }
+func init() {
+	helperMain = func() (int, bool) {
+		if code, ok := connsClient(); ok {
+			return code, ok
+		}
+		return xferClient()
+	}
+}
 
 // xferClient is the helper the router test runs inside its namespace:
 // GOWRT_XFER_BYTES to the sink at GOWRT_XFER_HOST, then as many from its

@@ -59,6 +59,8 @@ var checks = []check{
 	{"threads", manyThreads},
 	{"reboot", rebootRefusals},
 	{"cache", cacheMode},
+	{"scavenge", scavenge},
+	{"memlimit", memLimit},
 }
 
 func main() {
@@ -346,6 +348,68 @@ func gcPressure() error {
 		}
 	}
 	sink = nil
+	return nil
+}
+
+// scavenge checks that heap pages the runtime gives back return to the
+// kernel: 8 MiB held, then dropped and returned (debug.FreeOSMemory runs
+// the scavenger, which calls madvise), must show in Info.Returned and bring
+// RAM in use back down.
+func scavenge() error {
+	const held = 8 << 20
+	runtime.GC()
+	debug.FreeOSMemory()
+	in0, err := kernel.ReadInfo()
+	if err != nil {
+		return err
+	}
+	keep := make([][]byte, held/(64<<10))
+	for i := range keep {
+		keep[i] = make([]byte, 64<<10)
+		for j := 0; j < len(keep[i]); j += 4096 {
+			keep[i][j] = 1
+		}
+	}
+	in1, err := kernel.ReadInfo()
+	if err != nil {
+		return err
+	}
+	sink = keep
+	sink, keep = nil, nil
+	debug.FreeOSMemory()
+	in2, err := kernel.ReadInfo()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("scavenge: used %d KiB, %d KiB holding 8 MiB, %d KiB after FreeOSMemory; %d KiB returned\n",
+		in0.RAMUsed>>10, in1.RAMUsed>>10, in2.RAMUsed>>10, (in2.Returned-in1.Returned)>>10)
+	if in1.RAMUsed < in0.RAMUsed+held {
+		return fmt.Errorf("holding 8 MiB took only %d KiB", (in1.RAMUsed-in0.RAMUsed)>>10)
+	}
+	if in2.Returned-in1.Returned < held*3/4 {
+		return fmt.Errorf("only %d KiB of 8 MiB returned", (in2.Returned-in1.Returned)>>10)
+	}
+	if in2.RAMUsed > in1.RAMUsed-held*3/4 {
+		return fmt.Errorf("RAM in use %d KiB after returning, %d KiB before", in2.RAMUsed>>10, in1.RAMUsed>>10)
+	}
+	return nil
+}
+
+// memLimit checks the kernel's GOMEMLIMIT: seven eighths of whole pages
+// (kernel/overcommit.go), below the RAM, and what the runtime uses.
+func memLimit() error {
+	in, err := kernel.ReadInfo()
+	if err != nil {
+		return err
+	}
+	lim := debug.SetMemoryLimit(-1)
+	fmt.Printf("memlimit: GOMEMLIMIT %q, runtime limit %d KiB of %d KiB RAM\n", os.Getenv("GOMEMLIMIT"), lim>>10, in.RAM>>10)
+	if v, _ := strconv.ParseInt(os.Getenv("GOMEMLIMIT"), 10, 64); v != lim {
+		return fmt.Errorf("runtime limit %d, environment %q", lim, os.Getenv("GOMEMLIMIT"))
+	}
+	if lim <= 0 || lim >= int64(in.RAM) || lim%(7*4096) != 0 {
+		return fmt.Errorf("limit %d on a board of %d bytes", lim, in.RAM)
+	}
 	return nil
 }
 

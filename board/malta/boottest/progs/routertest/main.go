@@ -15,6 +15,7 @@ import (
 	"net/http"
 	_ "net/http/pprof"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/gowrt/gowrt/board"
@@ -91,7 +92,8 @@ func main() {
 	for {
 		time.Sleep(2 * time.Second)
 		if in, err := kernel.ReadInfo(); err == nil {
-			fmt.Printf("ram: %d KiB total, %d KiB used, peak %d KiB\n", in.RAM>>10, in.RAMUsed>>10, in.RAMPeak>>10)
+			fmt.Printf("ram: %d KiB total, %d KiB used, peak %d KiB, returned %d KiB, heap limit %d KiB\n",
+				in.RAM>>10, in.RAMUsed>>10, in.RAMPeak>>10, in.Returned>>10, debug.SetMemoryLimit(-1)>>10)
 			fmt.Printf("kernel: %d syscalls, %d traps, %d interrupts, %d switches, %d page faults\n",
 				in.Syscalls-last.Syscalls, in.Traps-last.Traps, in.Interrupts-last.Interrupts,
 				in.Switches-last.Switches, in.PageFaults-last.PageFaults)
