@@ -195,7 +195,11 @@ func TestBuildRouters(t *testing.T) {
 			t.Logf("%s: raw %d, flashed %d, partition %d", r.Name, len(raw), len(flashed), part.Size)
 
 			// The same ELF in a board with a 1 MiB firmware partition: a
-			// clear failure naming both sizes.
+			// clear failure naming both sizes. Once: it compresses the
+			// image again, and the check does not depend on the board.
+			if r != boardfile.All[0] {
+				return
+			}
 			small := *r
 			small.Flash.Parts = append([]boardfile.Partition(nil), r.Flash.Parts...)
 			for i := range small.Flash.Parts {
