@@ -273,18 +273,17 @@ type AP struct {
 	bucket     float64 // management request tokens
 	bucketAt   time.Time
 	tx         *mpdupool.Pool
-	// HT: the A-MPDU scheduler, its clock (ns since clockZero, read by
-	// radio completions without mu), the lock of software CCMP transmit
+	// HT: the A-MPDU scheduler, its clock (read by radio completions
+	// without mu), the lock of software CCMP transmit
 	// state shared with the scheduler's completions, a buffer for
 	// action frame bodies, and the Ethernet frames for the DS one
 	// received MPDU produced (an A-MSDU, a reorder release).
-	sched     *txq.Scheduler
-	clock     atomic.Int64
-	clockZero time.Time
-	txKeyMu   sync.Mutex
-	actBuf    []byte
-	dsBufs    [][]byte
-	dsN       int
+	sched   *txq.Scheduler
+	clock   ht.Clock
+	txKeyMu sync.Mutex
+	actBuf  []byte
+	dsBufs  [][]byte
+	dsN     int
 }
 
 // New checks cfg and derives the PSK (the slow part: 4096 PBKDF2
@@ -532,7 +531,7 @@ func (a *AP) Tick(now time.Time) {
 		return
 	}
 	a.now = now
-	a.setClock(now)
+	a.clock.Advance(now)
 	if a.ring != nil && a.gtkNext == nil {
 		if due, err := a.ring.Tick(now); due && err == nil {
 			a.startGroupRekey()

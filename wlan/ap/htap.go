@@ -8,7 +8,6 @@ import (
 	"github.com/gowrt/gowrt/ath/airtime"
 	"github.com/gowrt/gowrt/wlan"
 	"github.com/gowrt/gowrt/wlan/ba"
-	"github.com/gowrt/gowrt/wlan/ccmp"
 	"github.com/gowrt/gowrt/wlan/ie"
 	"github.com/gowrt/gowrt/wlan/internal/ht"
 	"github.com/gowrt/gowrt/wlan/radio"
@@ -37,13 +36,6 @@ func (c *HTConfig) internal() ht.Config {
 }
 
 const (
-	// rxEntries is the receive buffers of an HT station's reorder stage:
-	// one window of 64 with room for frames released but not yet handled.
-	rxEntries = 2 * wlan.MaxBAWindow
-	// rxFrameLen holds the largest MPDU we accept: a 3839-octet A-MSDU
-	// (what our HT Capabilities advertise) with a 4-address QoS header
-	// and CCMP.
-	rxFrameLen = 3839 + 36 + ccmp.Overhead
 	// addbaTimeoutTU is the Block Ack timeout the AP asks for: none
 	// (mac80211 asks for 0 as an originator too); agreements end with
 	// the association or a DELBA.
@@ -76,23 +68,15 @@ func (a *AP) startHT(r radio.Radio, now time.Time) error {
 	if a.cfg.Channel > 14 {
 		phy = airtime.FiveGHz()
 	}
-	a.clockZero = now
+	a.clock.Start(now)
 	s, err := txq.New(txq.Config{Radio: r, Own: a.cfg.BSSID, PHY: phy, Caps: c.RateCaps(),
 		AMSDU: a.amsduTx(),
-		Now:   func() time.Duration { return time.Duration(a.clock.Load()) }})
+		Now:   a.clock.Elapsed})
 	if err != nil {
 		return err
 	}
 	a.sched = s
 	return nil
-}
-
-// setClock keeps the scheduler's clock (read without the AP's lock, from
-// the radio's completions) at the AP's time.
-func (a *AP) setClock(now time.Time) {
-	if d := now.Sub(a.clockZero); d > time.Duration(a.clock.Load()) {
-		a.clock.Store(int64(d))
-	}
 }
 
 // associateHT takes the HT Capabilities and WMM elements of an
@@ -127,7 +111,7 @@ func (a *AP) authorizedHT(s *station) {
 		sc.Key = s.slot
 	case s.key != nil:
 		key := s.key
-		sc.Seal = func(mpdu []byte) error { return a.seal(key, mpdu) }
+		sc.Seal = func(mpdu []byte) error { return ht.Seal(&a.txKeyMu, key, mpdu) }
 	default:
 		return
 	}
@@ -138,27 +122,10 @@ func (a *AP) authorizedHT(s *station) {
 		s.txs = nil
 		return
 	}
-	s.rx = ht.NewRx(rxFrameLen, rxEntries, a.receiveInOrder)
+	s.rx = ht.NewRx(ht.RxFrameLen, ht.RxEntries, a.receiveInOrder)
 	for tid := range s.rx.Peer.Orig {
 		s.rx.Peer.Orig[tid], _ = ba.NewOriginator(uint8(tid), wlan.MaxBAWindow, addbaTimeoutTU, a.amsduTx())
 	}
-}
-
-// seal protects an MPDU the scheduler built with room for CCMP (header
-// after the MAC header, MIC at the end): the body moves back over the
-// room and Encap protects it with the key's next PN, in place.
-func (a *AP) seal(key *ccmp.Key, mpdu []byte) error {
-	hl := wlan.HeaderLen(wlan.FrameControl(uint16(mpdu[0]) | uint16(mpdu[1])<<8))
-	n := len(mpdu)
-	if n < hl+ccmp.Overhead {
-		return ccmp.ErrTooLong
-	}
-	copy(mpdu[hl:], mpdu[hl+ccmp.HeaderLen:n-ccmp.MICLen])
-	mpdu[1] &^= byte(wlan.FlagProtected >> 8)
-	a.txKeyMu.Lock()
-	_, err := key.Encap(mpdu[:n-ccmp.Overhead])
-	a.txKeyMu.Unlock()
-	return err
 }
 
 // stopHT removes a station from the scheduler and ends its agreements.
@@ -199,16 +166,7 @@ func (a *AP) sendQoS(s *station, da, sa wlan.MAC, etherType uint16, payload []by
 // syncWindows gives the scheduler the window of every TID's agreement
 // (0 when there is none) after an action frame or a timer changed one.
 func (a *AP) syncWindows(s *station) {
-	if s.txs == nil {
-		return
-	}
-	for tid := range s.win {
-		if w := int(s.rx.Peer.Orig[tid].BufSize()); w != s.win[tid] {
-			if a.sched.SetBAWindow(s.txs, uint8(tid), w) == nil {
-				s.win[tid] = w
-			}
-		}
-	}
+	ht.SyncWindows(a.sched, s.txs, s.rx, &s.win)
 }
 
 // sendAction sends an action frame body to da.
@@ -241,15 +199,12 @@ func (a *AP) receiveBAR(h *wlan.Header, body []byte) {
 	if s == nil || s.rx == nil || h.Addr1 != a.cfg.BSSID {
 		return
 	}
-	bar, err := wlan.ParseBlockAckReq(body)
+	reply, err := s.rx.ReceiveBAR(a.actBuf[:0], body, a.now)
 	if err != nil {
 		a.Stats.Malformed.Add(1)
 		return
 	}
-	if !s.rx.BAR(bar.TID, bar.StartSeq, a.now) {
-		d := wlan.DELBA{TID: bar.TID, Reason: ba.ReasonUnknownBA}
-		a.sendAction(s.addr, d.Append(a.actBuf[:0]))
-	}
+	a.sendAction(s.addr, reply)
 }
 
 // tickHT runs the agreements' timers.
@@ -257,10 +212,7 @@ func (a *AP) tickHT(s *station) {
 	if s.rx == nil {
 		return
 	}
-	for tid := uint8(0); tid < 8; tid++ {
-		a.sendAction(s.addr, s.rx.Peer.Orig[tid].Tick(a.actBuf[:0], a.now))
-		a.sendAction(s.addr, s.rx.Tick(a.actBuf[:0], tid, a.now))
-	}
+	s.rx.TickAll(a.actBuf, a.now, func(body []byte) { a.sendAction(s.addr, body) })
 	a.syncWindows(s)
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/gowrt/gowrt/ath/rate"
 	"github.com/gowrt/gowrt/wlan"
 	"github.com/gowrt/gowrt/wlan/ba"
-	"github.com/gowrt/gowrt/wlan/ccmp"
 	"github.com/gowrt/gowrt/wlan/ie"
 	"github.com/gowrt/gowrt/wlan/internal/ht"
 	"github.com/gowrt/gowrt/wlan/radio"
@@ -36,12 +35,6 @@ func (c *HTConfig) internal() ht.Config {
 	return ht.Config{Width40: c.Width40, Above: true, SGI: c.SGI, Streams: c.Streams}
 }
 
-const (
-	// rxEntries and rxFrameLen size the reorder stage (see ap).
-	rxEntries  = 2 * wlan.MaxBAWindow
-	rxFrameLen = 3839 + 36 + ccmp.Overhead
-)
-
 // htElements appends HT Capabilities and the WMM Information element
 // (QoS Info 0: no U-APSD) to an association request.
 func (s *Station) htElements(dst []byte) []byte {
@@ -65,10 +58,10 @@ func (s *Station) startHT(r radio.Radio, now time.Time) error {
 	if s.cfg.HT.FiveGHz {
 		phy = airtime.FiveGHz()
 	}
-	s.clockZero = now
+	s.clock.Start(now)
 	sch, err := txq.New(txq.Config{Radio: r, Own: s.cfg.Addr, Station: true, PHY: phy, Caps: c.RateCaps(),
 		AMSDU: s.amsduTx(), Buffers: 512,
-		Now: func() time.Duration { return time.Duration(s.clock.Load()) }})
+		Now: s.clock.Elapsed})
 	if err != nil {
 		return err
 	}
@@ -78,12 +71,6 @@ func (s *Station) startHT(r radio.Radio, now time.Time) error {
 
 func (s *Station) amsduTx() bool {
 	return s.cfg.HT != nil && s.cfg.HT.AMSDU && (s.cfg.Open || s.cfg.HardwareCrypto)
-}
-
-func (s *Station) setClock(now time.Time) {
-	if d := now.Sub(s.clockZero); d > time.Duration(s.clock.Load()) {
-		s.clock.Store(int64(d))
-	}
 }
 
 // associatedHT takes the AP's elements from the association response:
@@ -112,7 +99,7 @@ func (s *Station) associatedHT(ies []byte) {
 		}
 	}
 	s.apCaps = c.PeerCaps(&caps)
-	s.rx = ht.NewRx(rxFrameLen, rxEntries, s.dataInOrder)
+	s.rx = ht.NewRx(ht.RxFrameLen, ht.RxEntries, s.dataInOrder)
 	for tid := range s.rx.Peer.Orig {
 		s.rx.Peer.Orig[tid], _ = ba.NewOriginator(uint8(tid), wlan.MaxBAWindow, 0, s.amsduTx())
 	}
@@ -130,7 +117,7 @@ func (s *Station) authorizedHT() {
 		sc.Key = pairwiseSlot
 	case s.ptk != nil:
 		key := s.ptk
-		sc.Seal = func(mpdu []byte) error { return s.seal(key, mpdu) }
+		sc.Seal = func(mpdu []byte) error { return ht.Seal(&s.txKeyMu, key, mpdu) }
 	default:
 		return
 	}
@@ -140,21 +127,6 @@ func (s *Station) authorizedHT() {
 	if err != nil {
 		s.txs = nil
 	}
-}
-
-// seal protects an MPDU built with room for CCMP in place (see ap).
-func (s *Station) seal(key *ccmp.Key, mpdu []byte) error {
-	hl := wlan.HeaderLen(wlan.FrameControl(uint16(mpdu[0]) | uint16(mpdu[1])<<8))
-	n := len(mpdu)
-	if n < hl+ccmp.Overhead {
-		return ccmp.ErrTooLong
-	}
-	copy(mpdu[hl:], mpdu[hl+ccmp.HeaderLen:n-ccmp.MICLen])
-	mpdu[1] &^= byte(wlan.FlagProtected >> 8)
-	s.txKeyMu.Lock()
-	_, err := key.Encap(mpdu[:n-ccmp.Overhead])
-	s.txKeyMu.Unlock()
-	return err
 }
 
 // stopHT ends the agreements and leaves the scheduler.
@@ -191,16 +163,7 @@ func (s *Station) sendQoS(da wlan.MAC, etherType uint16, payload []byte) (bool, 
 
 // syncWindows gives the scheduler the window of every TID's agreement.
 func (s *Station) syncWindows() {
-	if s.txs == nil {
-		return
-	}
-	for tid := range s.win {
-		if w := int(s.rx.Peer.Orig[tid].BufSize()); w != s.win[tid] {
-			if s.sched.SetBAWindow(s.txs, uint8(tid), w) == nil {
-				s.win[tid] = w
-			}
-		}
-	}
+	ht.SyncWindows(s.sched, s.txs, s.rx, &s.win)
 }
 
 func (s *Station) sendAction(body []byte) {
@@ -225,25 +188,19 @@ func (s *Station) receiveBAR(body []byte) {
 	if s.rx == nil {
 		return
 	}
-	bar, err := wlan.ParseBlockAckReq(body)
+	reply, err := s.rx.ReceiveBAR(s.actBuf[:0], body, s.now)
 	if err != nil {
 		s.Stats.Dropped.Add(1)
 		return
 	}
-	if !s.rx.BAR(bar.TID, bar.StartSeq, s.now) {
-		d := wlan.DELBA{TID: bar.TID, Reason: ba.ReasonUnknownBA}
-		s.sendAction(d.Append(s.actBuf[:0]))
-	}
+	s.sendAction(reply)
 }
 
 func (s *Station) tickHT() {
 	if s.rx == nil {
 		return
 	}
-	for tid := uint8(0); tid < 8; tid++ {
-		s.sendAction(s.rx.Peer.Orig[tid].Tick(s.actBuf[:0], s.now))
-		s.sendAction(s.rx.Tick(s.actBuf[:0], tid, s.now))
-	}
+	s.rx.TickAll(s.actBuf, s.now, s.sendAction)
 	s.syncWindows()
 }
 

@@ -155,15 +155,14 @@ type Station struct {
 	tsf     uint64 // last beacon timestamp seen
 	// HT (htsta.go): the scheduler and its clock, the AP in it, the
 	// Block Ack agreements, the link's rate capabilities.
-	sched     *txq.Scheduler
-	clock     atomic.Int64
-	clockZero time.Time
-	txKeyMu   sync.Mutex
-	txs       *txq.Station
-	rx        *ht.Rx
-	apCaps    rate.Caps
-	win       [8]int // the Block Ack window the scheduler has per TID
-	actBuf    []byte
+	sched   *txq.Scheduler
+	clock   ht.Clock
+	txKeyMu sync.Mutex
+	txs     *txq.Station
+	rx      *ht.Rx
+	apCaps  rate.Caps
+	win     [8]int // the Block Ack window the scheduler has per TID
+	actBuf  []byte
 }
 
 // New derives the PSK; the station stays idle until Start.
@@ -301,7 +300,7 @@ func (s *Station) Tick(now time.Time) {
 
 func (s *Station) tick(now time.Time) {
 	s.now = now
-	s.setClock(now)
+	s.clock.Advance(now)
 	s.tickHT()
 	if now.Sub(s.sentAt) < retryAfter {
 		return
