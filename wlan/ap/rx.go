@@ -424,20 +424,15 @@ func (a *AP) receiveAMSDU(s *station, h *wlan.Header, body []byte) {
 		return
 	}
 	a.Stats.RxAMSDU.Add(1)
-	if len(body) >= 6 && [6]byte(body[:6]) == ht.LLCMimicDA {
+	msdus, ok := ht.OpenAMSDU(body)
+	if !ok {
 		a.Stats.Malformed.Add(1) // a plain MSDU turned into an A-MSDU by a flipped bit
 		return
 	}
-	rd := wlan.NewAMSDUReader(body)
 	for {
-		sub, ok := rd.Next()
+		sub, etherType, payload, ok := msdus.Next()
 		if !ok {
 			break
-		}
-		etherType, payload, err := wlan.ParseMSDU(sub.MSDU)
-		if err != nil || etherType == wpa.EtherTypeEAPOL {
-			a.Stats.Malformed.Add(1)
-			continue
 		}
 		sa := sub.SA
 		if !h.FC.FromDS() && sa != s.addr {
@@ -447,8 +442,8 @@ func (a *AP) receiveAMSDU(s *station, h *wlan.Header, body []byte) {
 		}
 		a.receiveMSDU(s, h, sub.DA, sa, etherType, payload)
 	}
-	if rd.Err() != nil {
-		a.Stats.Malformed.Add(1)
+	if msdus.Bad != 0 {
+		a.Stats.Malformed.Add(msdus.Bad)
 	}
 }
 

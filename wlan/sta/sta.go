@@ -543,20 +543,15 @@ func (s *Station) dataAMSDU(h *wlan.Header, body []byte) {
 		return
 	}
 	s.Stats.RxAMSDU.Add(1)
-	if len(body) >= 6 && [6]byte(body[:6]) == ht.LLCMimicDA {
+	msdus, ok := ht.OpenAMSDU(body)
+	if !ok {
 		s.Stats.Dropped.Add(1) // a plain MSDU turned into an A-MSDU by a flipped bit
 		return
 	}
-	rd := wlan.NewAMSDUReader(body)
 	for {
-		sub, ok := rd.Next()
+		sub, etherType, payload, ok := msdus.Next()
 		if !ok {
 			break
-		}
-		etherType, payload, err := wlan.ParseMSDU(sub.MSDU)
-		if err != nil || etherType == wpa.EtherTypeEAPOL {
-			s.Stats.Dropped.Add(1)
-			continue
 		}
 		if sub.DA != s.cfg.Addr && !sub.DA.IsGroup() && !s.cfg.WDS {
 			s.Stats.Dropped.Add(1) // not ours: a 3-address station has one address
@@ -564,8 +559,8 @@ func (s *Station) dataAMSDU(h *wlan.Header, body []byte) {
 		}
 		s.deliver(h, sub.DA, sub.SA, etherType, payload)
 	}
-	if rd.Err() != nil {
-		s.Stats.Dropped.Add(1)
+	if msdus.Bad != 0 {
+		s.Stats.Dropped.Add(msdus.Bad)
 	}
 }
 
