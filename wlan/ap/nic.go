@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/wlan/internal/gather"
 )
 
 // ErrFrameSize is returned by NIC.Transmit for a frame larger than
@@ -111,19 +112,11 @@ func (n *NIC) Stop() {
 // authorized station is dropped (counted in Stats.TxDropped) like a
 // frame a switch port sends to nobody, not refused.
 func (n *NIC) Transmit(b gnet.TxBuf) error {
-	if b.Len() > len(n.flat) {
-		return ErrFrameSize
-	}
 	n.txMu.Lock()
 	defer n.txMu.Unlock()
-	segs := b.Segments()
-	frame := segs[0]
-	if len(segs) > 1 {
-		k := 0
-		for _, s := range segs {
-			k += copy(n.flat[k:], s)
-		}
-		frame = n.flat[:k]
+	frame, ok := gather.Flat(b, n.flat[:])
+	if !ok {
+		return ErrFrameSize
 	}
 	err := n.ap.SendFromDS(frame)
 	switch err {

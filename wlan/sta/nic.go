@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/wlan/internal/gather"
 )
 
 // ErrFrameSize is returned by NIC.Transmit for a frame larger than
@@ -68,19 +69,11 @@ func (n *NIC) Stop() {
 
 // Transmit implements gnet.NIC.
 func (n *NIC) Transmit(b gnet.TxBuf) error {
-	if b.Len() > len(n.flat) {
-		return ErrFrameSize
-	}
 	n.txMu.Lock()
 	defer n.txMu.Unlock()
-	segs := b.Segments()
-	frame := segs[0]
-	if len(segs) > 1 {
-		k := 0
-		for _, s := range segs {
-			k += copy(n.flat[k:], s)
-		}
-		frame = n.flat[:k]
+	frame, ok := gather.Flat(b, n.flat[:])
+	if !ok {
+		return ErrFrameSize
 	}
 	switch err := n.s.Send(frame); err {
 	case ErrNotAuthorized:
