@@ -328,38 +328,11 @@ func (k *Key) encap(frame []byte, pn uint64) ([]byte, error) {
 // Call Decap in sequence-number order per TID, after Block Ack reordering,
 // or reordered frames are dropped as replays.
 func (k *Key) Decap(frame []byte) ([]byte, error) {
-	h, err := parseHeader(frame)
+	h, pn, err := k.checkRx(frame, MICLen, ccmMaxMsg)
 	if err != nil {
-		k.Stats.Malformed.Add(1)
 		return nil, err
 	}
 	n := len(frame)
-	if n < h.len+Overhead {
-		k.Stats.Malformed.Add(1)
-		return nil, ErrShort
-	}
-	if frame[1]&fcProtected == 0 {
-		k.Stats.Malformed.Add(1)
-		return nil, ErrNotProtected
-	}
-	ch := frame[h.len : h.len+HeaderLen]
-	if ch[3]&extIV == 0 {
-		k.Stats.Malformed.Add(1)
-		return nil, ErrNoExtIV
-	}
-	if ch[3]>>6 != k.id {
-		k.Stats.Malformed.Add(1)
-		return nil, ErrKeyID
-	}
-	if n-h.len-Overhead > ccmMaxMsg {
-		k.Stats.Malformed.Add(1)
-		return nil, ErrTooLong
-	}
-	pn := readPN(ch)
-	if pn <= k.rxPN[h.counter] {
-		k.Stats.Replays.Add(1)
-		return nil, ErrReplay
-	}
 	aadLen := buildAAD(&k.rxAAD, frame, &h)
 	buildNonce(&k.rxNon, frame, &h, pn)
 	body := frame[h.len+HeaderLen : n-MICLen]
@@ -373,6 +346,49 @@ func (k *Key) Decap(frame []byte) ([]byte, error) {
 	frame[1] &^= fcProtected
 	k.Stats.Decrypted.Add(1)
 	return frame[:n-Overhead], nil
+}
+
+// checkRx checks what Decap and AcceptDecrypted both check of a received
+// frame before its PN is accepted: a MAC header, room for the CCMP header,
+// tail octets after it (the MIC; none once hardware removed it) and at
+// most maxBody octets between them, the Protected bit, the ExtIV bit, this
+// key's ID, and a PN above the last accepted one of the frame's counter
+// (12.5.3.4.4). It returns the MAC header and the PN; failures are counted
+// in Stats (Malformed, or Replays).
+func (k *Key) checkRx(frame []byte, tail, maxBody int) (header, uint64, error) {
+	h, err := parseHeader(frame)
+	if err != nil {
+		k.Stats.Malformed.Add(1)
+		return h, 0, err
+	}
+	n := len(frame)
+	if n < h.len+HeaderLen+tail {
+		k.Stats.Malformed.Add(1)
+		return h, 0, ErrShort
+	}
+	if frame[1]&fcProtected == 0 {
+		k.Stats.Malformed.Add(1)
+		return h, 0, ErrNotProtected
+	}
+	ch := frame[h.len : h.len+HeaderLen]
+	if ch[3]&extIV == 0 {
+		k.Stats.Malformed.Add(1)
+		return h, 0, ErrNoExtIV
+	}
+	if ch[3]>>6 != k.id {
+		k.Stats.Malformed.Add(1)
+		return h, 0, ErrKeyID
+	}
+	if n-h.len-HeaderLen-tail > maxBody {
+		k.Stats.Malformed.Add(1)
+		return h, 0, ErrTooLong
+	}
+	pn := readPN(ch)
+	if pn <= k.rxPN[h.counter] {
+		k.Stats.Replays.Add(1)
+		return h, 0, ErrReplay
+	}
+	return h, pn, nil
 }
 
 // PeekKeyID returns the key ID of a protected frame without checking

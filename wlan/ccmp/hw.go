@@ -1,5 +1,7 @@
 package ccmp
 
+import "math"
+
 // AcceptDecrypted finishes receiving a frame a radio's key cache already
 // decrypted and authenticated (radio.RxStatus.Decrypted): the Protected
 // bit is still set and the CCMP header still follows the MAC header, the
@@ -11,34 +13,11 @@ package ccmp
 // CCMP header in place: it returns the plaintext MPDU, a prefix of frame,
 // with the Protected bit cleared. Replays are counted in Stats.Replays.
 func (k *Key) AcceptDecrypted(frame []byte) ([]byte, error) {
-	h, err := parseHeader(frame)
+	h, pn, err := k.checkRx(frame, 0, math.MaxInt)
 	if err != nil {
-		k.Stats.Malformed.Add(1)
 		return nil, err
 	}
 	n := len(frame)
-	if n < h.len+HeaderLen {
-		k.Stats.Malformed.Add(1)
-		return nil, ErrShort
-	}
-	if frame[1]&fcProtected == 0 {
-		k.Stats.Malformed.Add(1)
-		return nil, ErrNotProtected
-	}
-	ch := frame[h.len : h.len+HeaderLen]
-	if ch[3]&extIV == 0 {
-		k.Stats.Malformed.Add(1)
-		return nil, ErrNoExtIV
-	}
-	if ch[3]>>6 != k.id {
-		k.Stats.Malformed.Add(1)
-		return nil, ErrKeyID
-	}
-	pn := readPN(ch)
-	if pn <= k.rxPN[h.counter] {
-		k.Stats.Replays.Add(1)
-		return nil, ErrReplay
-	}
 	k.rxPN[h.counter] = pn
 	copy(frame[h.len:], frame[h.len+HeaderLen:n])
 	frame[1] &^= fcProtected
