@@ -23,6 +23,7 @@ import (
 	"github.com/gowrt/gowrt/wlan/medium"
 	"github.com/gowrt/gowrt/wlan/radio"
 	"github.com/gowrt/gowrt/wlan/sta"
+	"github.com/gowrt/gowrt/wlan/wlantest"
 )
 
 // The twin's Wi-Fi. A board whose description has a radio on the WMAC
@@ -153,7 +154,7 @@ func (t *Twin) buildWifi(seed uint64) error {
 		ws.Station, ws.Radio = s, r
 		if ws.Dev != nil {
 			ws.nic = tap.NewNIC(ws.Dev, mac)
-			if err := cable(ws.nic, s.NIC()); err != nil {
+			if err := wlantest.Cable(ws.nic, s.NIC()); err != nil {
 				return fmt.Errorf("sim: station %d: %w", i+1, err)
 			}
 		} else {
@@ -275,30 +276,3 @@ func (h twinHW) WMACInterrupt(u ar71xx.WMACUnit, name string, handler func()) er
 	h.t.wifi.handler = handler
 	return nil
 }
-
-// cable connects two NICs back to back (each frame one receives, the
-// other transmits, copied).
-func cable(a, b gnet.NIC) error {
-	if err := a.Start(&cableEnd{to: b}); err != nil {
-		return err
-	}
-	if err := b.Start(&cableEnd{to: a}); err != nil {
-		a.Stop()
-		return err
-	}
-	return nil
-}
-
-type cableEnd struct{ to gnet.NIC }
-
-func (c *cableEnd) Receive(frame []byte) {
-	_ = c.to.Transmit(flatFrame(append([]byte(nil), frame...))) // a full port drops it, as a cable would
-}
-
-func (c *cableEnd) LinkChanged(gnet.LinkState) {}
-
-type flatFrame []byte
-
-func (f flatFrame) Segments() [][]byte { return [][]byte{f} }
-func (f flatFrame) Len() int           { return len(f) }
-func (f flatFrame) Release()           {}
