@@ -42,7 +42,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gowrt/gowrt/barrier"
@@ -173,7 +172,7 @@ type Controller struct {
 
 	advMu    sync.Mutex // one doorbell (or frame wait) at a time
 	svcMu    sync.Mutex // one completion pass at a time
-	onChange atomic.Pointer[func(port int)]
+	onChange usb.PortChangeHook
 
 	hz hazards // wrong-code hook of -tags gowrt_hazard builds; empty otherwise
 
@@ -502,13 +501,7 @@ func (c *Controller) DisablePort(port int) error {
 }
 
 // SetPortChange implements usb.HostController.
-func (c *Controller) SetPortChange(f func(port int)) {
-	if f == nil {
-		c.onChange.Store(nil)
-		return
-	}
-	c.onChange.Store(&f)
-}
+func (c *Controller) SetPortChange(f func(port int)) { c.onChange.Set(f) }
 
 // Interrupt services the controller; the board connects it to the
 // controller's interrupt line (CPU IP3 on the AR71xx family; it flushes
@@ -533,10 +526,10 @@ func (c *Controller) Interrupt() {
 	}
 	if sts&stsPCD != 0 {
 		c.Stats.PortChanges.Add(1)
-		if f := c.onChange.Load(); f != nil {
+		if f := c.onChange.Get(); f != nil {
 			for p := 1; p <= c.nports; p++ {
 				if c.read(c.portReg(p))&(portCSC|portPEC) != 0 {
-					(*f)(p)
+					f(p)
 				}
 			}
 		}

@@ -170,7 +170,7 @@ type HC struct {
 
 	started    bool
 	running    atomic.Bool
-	portChange atomic.Pointer[func(int)]
+	portChange usb.PortChangeHook
 	reported   [ports]atomic.Bool // a connect change reported and not yet read
 	stop       chan struct{}
 	wg         sync.WaitGroup
@@ -441,7 +441,7 @@ func (hc *HC) poll() {
 }
 
 func (hc *HC) pollPorts() {
-	f := hc.portChange.Load()
+	f := hc.portChange.Get()
 	for i := 0; i < ports; i++ {
 		hc.regs.Barrier()
 		v := hc.regs.Read16(regPORTSC1 + 2*uint32(i))
@@ -450,20 +450,14 @@ func (hc *HC) pollPorts() {
 		}
 		hc.Stats.PortEvents.Add(1)
 		if f != nil {
-			(*f)(i + 1)
+			f(i + 1)
 		}
 	}
 }
 
 // SetPortChange implements usb.HostController. f is called from the poll
 // goroutine.
-func (hc *HC) SetPortChange(f func(port int)) {
-	if f == nil {
-		hc.portChange.Store(nil)
-		return
-	}
-	hc.portChange.Store(&f)
-}
+func (hc *HC) SetPortChange(f func(port int)) { hc.portChange.Set(f) }
 
 func (hc *HC) portReg(port int) (uint32, error) {
 	if port < 1 || port > ports {
