@@ -84,14 +84,11 @@ func (a *AP) startHT(r radio.Radio, now time.Time) error {
 func (a *AP) associateHT(s *station, es *ie.Elements) {
 	a.stopHT(s)
 	s.ht = false
-	if a.cfg.HT == nil || es.HTCapabilities == nil || es.WMM == nil {
+	if a.cfg.HT == nil {
 		return
 	}
-	caps, err := ie.ParseHTCapabilities(es.HTCapabilities)
-	if err != nil {
-		return
-	}
-	if _, err := ie.ParseWMM(es.WMM); err != nil {
+	caps, ok := ht.PeerHT(es)
+	if !ok {
 		return
 	}
 	c := a.cfg.HT.internal()

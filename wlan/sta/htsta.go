@@ -82,14 +82,11 @@ func (s *Station) associatedHT(ies []byte) {
 		return
 	}
 	es, err := ie.Parse(ies)
-	if err != nil || es.HTCapabilities == nil || es.WMM == nil {
-		return
-	}
-	caps, err := ie.ParseHTCapabilities(es.HTCapabilities)
 	if err != nil {
 		return
 	}
-	if _, err := ie.ParseWMM(es.WMM); err != nil {
+	caps, ok := ht.PeerHT(&es)
+	if !ok {
 		return
 	}
 	c := s.cfg.HT.internal()

@@ -144,3 +144,21 @@ func TID(etherType uint16, payload []byte) uint8 {
 	}
 	return 0
 }
+
+// PeerHT takes a peer's HT Capabilities from its elements when it runs
+// HT with WMM (QoS data needs both, 802.11-2016 10.2.4.2): False when
+// either element is missing or does not parse, and the peer gets legacy
+// data.
+func PeerHT(es *ie.Elements) (ie.HTCapabilities, bool) {
+	if es.HTCapabilities == nil || es.WMM == nil {
+		return ie.HTCapabilities{}, false
+	}
+	caps, err := ie.ParseHTCapabilities(es.HTCapabilities)
+	if err != nil {
+		return ie.HTCapabilities{}, false
+	}
+	if _, err := ie.ParseWMM(es.WMM); err != nil {
+		return ie.HTCapabilities{}, false
+	}
+	return caps, true
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/gowrt/gowrt/wlan"
 	"github.com/gowrt/gowrt/wlan/ba"
 	"github.com/gowrt/gowrt/wlan/ccmp"
+	"github.com/gowrt/gowrt/wlan/ie"
 	"github.com/gowrt/gowrt/wlan/radio"
 )
 
@@ -75,6 +76,33 @@ func TestSeal(t *testing.T) {
 	for _, short := range [][]byte{nil, {0x08}, hdr} {
 		if err := Seal(&mu, key, append([]byte{}, short...)); !errors.Is(err, ccmp.ErrTooLong) {
 			t.Errorf("%d octets: %v", len(short), err)
+		}
+	}
+}
+
+// A peer runs HT only with both HT Capabilities and WMM, each parsing.
+func TestPeerHT(t *testing.T) {
+	c := Config{Streams: 1}
+	cp := c.Capabilities()
+	w := ie.WMM{}
+	both := ie.AppendWMM(ie.AppendHTCapabilities(nil, &cp), &w)
+	for _, tc := range []struct {
+		name string
+		ies  []byte
+		want bool
+	}{
+		{"HT and WMM", both, true},
+		{"HT only", ie.AppendHTCapabilities(nil, &cp), false},
+		{"WMM only", ie.AppendWMM(nil, &w), false},
+		{"short HT Capabilities", append([]byte{45, 2, 0, 0}, both[28:]...), false},
+	} {
+		es, err := ie.Parse(tc.ies)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got, ok := PeerHT(&es)
+		if ok != tc.want || (ok && got != cp) {
+			t.Errorf("%s: %+v %v, want %v", tc.name, got, ok, tc.want)
 		}
 	}
 }
