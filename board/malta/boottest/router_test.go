@@ -139,15 +139,24 @@ func xferClient() (int, bool) {
 		return 0, false
 	}
 	n, _ := strconv.ParseInt(os.Getenv("GOWRT_XFER_BYTES"), 10, 64)
-	up, err := xfer.Upload(net.JoinHostPort(host, strconv.Itoa(xfer.SinkPort)), n, 60*time.Second)
-	if err != nil {
-		fmt.Println("upload:", err)
-		return 1, true
+	// GOWRT_XFER_ONLY=up or down runs one direction (the instruction
+	// benchmark measures each on its own); the other reports 0 MB.
+	only := os.Getenv("GOWRT_XFER_ONLY")
+	var up, down xfer.Result
+	var err error
+	if only != "down" {
+		up, err = xfer.Upload(net.JoinHostPort(host, strconv.Itoa(xfer.SinkPort)), n, 60*time.Second)
+		if err != nil {
+			fmt.Println("upload:", err)
+			return 1, true
+		}
 	}
-	down, err := xfer.Download(net.JoinHostPort(host, strconv.Itoa(xfer.SourcePort)), n, 60*time.Second)
-	if err != nil {
-		fmt.Println("download:", err)
-		return 1, true
+	if only != "up" {
+		down, err = xfer.Download(net.JoinHostPort(host, strconv.Itoa(xfer.SourcePort)), n, 60*time.Second)
+		if err != nil {
+			fmt.Println("download:", err)
+			return 1, true
+		}
 	}
 	fmt.Printf("xfer ok: %d MB up at %.1f Mbit/s, %d MB down at %.1f Mbit/s\n", n>>20, up.Mbps(), n>>20, down.Mbps())
 	return 0, true

@@ -1,0 +1,140 @@
+//go:build linux && !mips && !mipsle
+
+package boottest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gowrt/gowrt/internal/image"
+	"github.com/gowrt/gowrt/internal/netns"
+	"github.com/gowrt/gowrt/internal/qemu"
+)
+
+// icountXferBytes is each measured transfer: some 11 k full-size
+// segments, enough that connection set-up and the counter reads are noise.
+const icountXferBytes = 16 << 20
+
+// BenchmarkXferInstructionsMaltaLE measures what gowrt's TCP costs per
+// data segment, in instructions: progs/routertest on QEMU malta-le under
+// -icount (qemu.Deterministic: one emulated ns per instruction), the
+// router test's transfer client in a test namespace sending
+// icountXferBytes to the sink ("up") or reading as many from the source
+// ("down"). The firmware's busy time (kernel uptime less idle) over the
+// transfer, divided by the data segments its stack received (up) or sent
+// (down), is instructions/segment; it includes the service's own work
+// (SHA-256 of what it receives, the ChaCha8 stream it sends), as Linux's
+// figure in XferMaltaLE does. Unlike XferMaltaLE's rates this does not
+// depend on the load of the host, so it compares changes.
+//
+// GOWRT_TCPBENCH_PROFILE=dir also takes a CPU profile of one download
+// (samples count instructions) into dir/tcp-down.pprof.
+//
+//	go test -run '^$' -bench XferInstructionsMaltaLE -benchtime 3x ./board/malta/boottest
+func BenchmarkXferInstructionsMaltaLE(b *testing.B) {
+	ns := netns.New(b)
+	const tap = "gwtcpic0"
+	ns.Must(b, "ip", "tuntap", "add", "dev", tap, "mode", "tap")
+	ns.Must(b, "ip", "addr", "add", "192.168.1.100/24", "dev", tap)
+	ns.Must(b, "ip", "link", "set", tap, "up")
+	bd, _ := image.LookupBoard("malta-le")
+	img, err := images.Build("malta-le", "./board/malta/boottest/progs/routertest")
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := startVM(b, ns, "router: board malta, LAN up", qemu.Machine{Board: bd, Kernel: img, MemMiB: benchRAM,
+		NIC: "tap,ifname=" + tap + ",script=no,downscript=no", Deterministic: true})
+	defer v.stop()
+	xfer := func(dir string, n int) {
+		b.Helper()
+		res, err := icountXfer(ns, dir, n)
+		if err != nil {
+			b.Fatalf("transfer client (%s): %v\n%s\nconsole:\n%s", dir, err, res, v.console.String())
+		}
+	}
+	// Warm up: ARP, the heap's growth, buffer pools.
+	xfer("up", 1<<20)
+	xfer("down", 1<<20)
+	if dir := os.Getenv("GOWRT_TCPBENCH_PROFILE"); dir != "" {
+		file := filepath.Join(dir, "tcp-down.pprof")
+		done := make(chan error, 1)
+		go func() {
+			_, err := icountXfer(ns, "down", 4*icountXferBytes)
+			done <- err
+		}()
+		time.Sleep(time.Second) // into the bulk of the transfer
+		// seconds are the guest's: a billion instructions each.
+		ns.Must(b, "curl", "-sS", "--max-time", "120", "-o", file, "http://192.168.1.1:6060/debug/pprof/profile?seconds=2")
+		if err := <-done; err != nil {
+			b.Fatalf("profiled download: %v", err)
+		}
+		b.Logf("profile in %s", file)
+	}
+	for _, dir := range []string{"up", "down"} {
+		b.Run(dir, func(b *testing.B) {
+			var busy, segs, bytes, retrans, mallocs uint64
+			for range b.N {
+				c0 := readCounters(b, ns)
+				xfer(dir, icountXferBytes)
+				c1 := readCounters(b, ns)
+				d := c1.sub(c0)
+				s := d.segsOut
+				if dir == "up" {
+					s = d.segsIn
+				}
+				b.Logf("%s: %d instructions, %d segments in, %d out, %d retransmits, %d mallocs",
+					dir, d.busy, d.segsIn, d.segsOut, d.retransmits, d.mallocs)
+				busy += d.busy
+				segs += s
+				bytes += icountXferBytes
+				retrans += d.retransmits
+				mallocs += d.mallocs
+			}
+			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(float64(busy)/float64(segs), "instructions/segment")
+			b.ReportMetric(float64(busy)/float64(bytes), "instructions/byte")
+			b.ReportMetric(float64(bytes)/float64(segs), "bytes/segment")
+			b.ReportMetric(float64(retrans)/float64(b.N), "retransmits/op")
+			b.ReportMetric(float64(mallocs)/float64(segs), "mallocs/segment")
+		})
+	}
+}
+
+// icountXfer runs the transfer client in ns for n bytes in one direction.
+func icountXfer(ns *netns.NS, dir string, n int) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	res, err := ns.Exec(300*time.Second, "env", "GOWRT_XFER_HOST=192.168.1.1", "GOWRT_XFER_ONLY="+dir,
+		fmt.Sprintf("GOWRT_XFER_BYTES=%d", n), exe)
+	if err == nil && !strings.Contains(res, "xfer ok") {
+		err = fmt.Errorf("no \"xfer ok\"")
+	}
+	return res, err
+}
+
+// tcpCounters is routertest's /debug/gowrt/counters.
+type tcpCounters struct {
+	busy, segsIn, segsOut, retransmits, mallocs uint64
+}
+
+func (c tcpCounters) sub(o tcpCounters) tcpCounters {
+	return tcpCounters{c.busy - o.busy, c.segsIn - o.segsIn, c.segsOut - o.segsOut,
+		c.retransmits - o.retransmits, c.mallocs - o.mallocs}
+}
+
+func readCounters(b *testing.B, ns *netns.NS) tcpCounters {
+	b.Helper()
+	out := ns.Must(b, "curl", "-sS", "--max-time", "30", "http://192.168.1.1:6060/debug/gowrt/counters")
+	var c tcpCounters
+	if _, err := fmt.Sscanf(strings.TrimSpace(out), "busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d",
+		&c.busy, &c.segsIn, &c.segsOut, &c.retransmits, &c.mallocs); err != nil {
+		b.Fatalf("counters %q: %v", out, err)
+	}
+	return c
+}
