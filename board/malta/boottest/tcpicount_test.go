@@ -31,8 +31,9 @@ const icountXferBytes = 16 << 20
 // figure in XferMaltaLE does. Unlike XferMaltaLE's rates this does not
 // depend on the load of the host, so it compares changes.
 //
-// GOWRT_TCPBENCH_PROFILE=dir also takes a CPU profile of one download
-// (samples count instructions) into dir/tcp-down.pprof.
+// GOWRT_TCPBENCH_PROFILE=dir also takes a CPU profile of an upload and a
+// download (samples count instructions) into dir/tcp-up.pprof and
+// dir/tcp-down.pprof.
 //
 //	go test -run '^$' -bench XferInstructionsMaltaLE -benchtime 3x ./board/malta/boottest
 func BenchmarkXferInstructionsMaltaLE(b *testing.B) {
@@ -59,20 +60,22 @@ func BenchmarkXferInstructionsMaltaLE(b *testing.B) {
 	// Warm up: ARP, the heap's growth, buffer pools.
 	xfer("up", 1<<20)
 	xfer("down", 1<<20)
-	if dir := os.Getenv("GOWRT_TCPBENCH_PROFILE"); dir != "" {
-		file := filepath.Join(dir, "tcp-down.pprof")
-		done := make(chan error, 1)
-		go func() {
-			_, err := icountXfer(ns, "down", 4*icountXferBytes)
-			done <- err
-		}()
-		time.Sleep(time.Second) // into the bulk of the transfer
-		// seconds are the guest's: a billion instructions each.
-		ns.Must(b, "curl", "-sS", "--max-time", "120", "-o", file, "http://192.168.1.1:6060/debug/pprof/profile?seconds=2")
-		if err := <-done; err != nil {
-			b.Fatalf("profiled download: %v", err)
+	if pdir := os.Getenv("GOWRT_TCPBENCH_PROFILE"); pdir != "" {
+		for _, dir := range []string{"up", "down"} {
+			file := filepath.Join(pdir, "tcp-"+dir+".pprof")
+			done := make(chan error, 1)
+			go func() {
+				_, err := icountXfer(ns, dir, 4*icountXferBytes)
+				done <- err
+			}()
+			time.Sleep(500 * time.Millisecond) // into the bulk of the transfer
+			// seconds are the guest's: a billion instructions each.
+			ns.Must(b, "curl", "-sS", "--max-time", "120", "-o", file, "http://192.168.1.1:6060/debug/pprof/profile?seconds=5")
+			if err := <-done; err != nil {
+				b.Fatalf("profiled transfer (%s): %v", dir, err)
+			}
+			b.Logf("profile in %s", file)
 		}
-		b.Logf("profile in %s", file)
 	}
 	for _, dir := range []string{"up", "down"} {
 		b.Run(dir, func(b *testing.B) {
