@@ -47,8 +47,13 @@ func BenchmarkXferInstructionsMaltaLE(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// GOWRT_TCPBENCH_REALTIME=1 runs without -icount: the figures then
+	// include the host's load, and busy-% says how much of the transfer's
+	// time the firmware's CPU was busy (below 100, something other than
+	// its CPU held the transfer back).
+	deterministic := os.Getenv("GOWRT_TCPBENCH_REALTIME") == ""
 	v := startVM(b, ns, "router: board malta, LAN up", qemu.Machine{Board: bd, Kernel: img, MemMiB: benchRAM,
-		NIC: "tap,ifname=" + tap + ",script=no,downscript=no", Deterministic: true})
+		NIC: "tap,ifname=" + tap + ",script=no,downscript=no", Deterministic: deterministic})
 	defer v.stop()
 	xfer := func(dir string, n int) {
 		b.Helper()
@@ -79,7 +84,7 @@ func BenchmarkXferInstructionsMaltaLE(b *testing.B) {
 	}
 	for _, dir := range []string{"up", "down"} {
 		b.Run(dir, func(b *testing.B) {
-			var busy, segs, bytes, retrans, mallocs uint64
+			var up, busy, segs, bytes, retrans, mallocs uint64
 			for range b.N {
 				c0 := readCounters(b, ns)
 				xfer(dir, icountXferBytes)
@@ -92,17 +97,33 @@ func BenchmarkXferInstructionsMaltaLE(b *testing.B) {
 				b.Logf("%s: %d instructions, %d segments in, %d out, %d retransmits, %d mallocs",
 					dir, d.busy, d.segsIn, d.segsOut, d.retransmits, d.mallocs)
 				busy += d.busy
+				up += d.uptime
 				segs += s
 				bytes += icountXferBytes
 				retrans += d.retransmits
 				mallocs += d.mallocs
 			}
+			// The firmware's last report: TCP counters, the bridge's drops,
+			// the driver's state.
+			last := map[string]string{}
+			for _, l := range strings.Split(v.console.String(), "\n") {
+				for _, p := range []string{"tcp: ", "bridge: ", "nic "} {
+					if strings.HasPrefix(l, p) {
+						last[p] = l
+					}
+				}
+			}
+			b.Logf("firmware: %s | %s | %s", last["tcp: "], last["bridge: "], last["nic "])
 			b.ReportMetric(0, "ns/op")
 			b.ReportMetric(float64(busy)/float64(segs), "instructions/segment")
 			b.ReportMetric(float64(busy)/float64(bytes), "instructions/byte")
 			b.ReportMetric(float64(bytes)/float64(segs), "bytes/segment")
 			b.ReportMetric(float64(retrans)/float64(b.N), "retransmits/op")
 			b.ReportMetric(float64(mallocs)/float64(segs), "mallocs/segment")
+			if !deterministic {
+				b.ReportMetric(100*float64(busy)/float64(up), "busy-%")
+				b.ReportMetric(float64(bytes)*8/(float64(up)/1e9)/1e6, "Mbit/s")
+			}
 		})
 	}
 }
@@ -123,11 +144,11 @@ func icountXfer(ns *netns.NS, dir string, n int) (string, error) {
 
 // tcpCounters is routertest's /debug/gowrt/counters.
 type tcpCounters struct {
-	busy, segsIn, segsOut, retransmits, mallocs uint64
+	uptime, busy, segsIn, segsOut, retransmits, mallocs uint64
 }
 
 func (c tcpCounters) sub(o tcpCounters) tcpCounters {
-	return tcpCounters{c.busy - o.busy, c.segsIn - o.segsIn, c.segsOut - o.segsOut,
+	return tcpCounters{c.uptime - o.uptime, c.busy - o.busy, c.segsIn - o.segsIn, c.segsOut - o.segsOut,
 		c.retransmits - o.retransmits, c.mallocs - o.mallocs}
 }
 
@@ -135,8 +156,8 @@ func readCounters(b *testing.B, ns *netns.NS) tcpCounters {
 	b.Helper()
 	out := ns.Must(b, "curl", "-sS", "--max-time", "30", "http://192.168.1.1:6060/debug/gowrt/counters")
 	var c tcpCounters
-	if _, err := fmt.Sscanf(strings.TrimSpace(out), "busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d",
-		&c.busy, &c.segsIn, &c.segsOut, &c.retransmits, &c.mallocs); err != nil {
+	if _, err := fmt.Sscanf(strings.TrimSpace(out), "uptime_ns=%d busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d",
+		&c.uptime, &c.busy, &c.segsIn, &c.segsOut, &c.retransmits, &c.mallocs); err != nil {
 		b.Fatalf("counters %q: %v", out, err)
 	}
 	return c

@@ -94,8 +94,8 @@ func main() {
 			return
 		}
 		t := r.Stack().Stats().TCP
-		fmt.Fprintf(w, "busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d\n",
-			in.Uptime-in.Idle, t.ValidSegmentsReceived.Value(), t.SegmentsSent.Value(), t.Retransmits.Value(), mallocs())
+		fmt.Fprintf(w, "uptime_ns=%d busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d\n",
+			in.Uptime, in.Uptime-in.Idle, t.ValidSegmentsReceived.Value(), t.SegmentsSent.Value(), t.Retransmits.Value(), mallocs())
 	})
 	if ln, err := gonet.ListenTCP(r.Stack(), tcpip.FullAddress{Port: 6060}, ipv4.ProtocolNumber); err == nil {
 		go http.Serve(ln, nil) // net/http/pprof registers on the default mux
