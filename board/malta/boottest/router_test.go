@@ -142,17 +142,23 @@ func xferClient() (int, bool) {
 	// GOWRT_XFER_ONLY=up or down runs one direction (the instruction
 	// benchmark measures each on its own); the other reports 0 MB.
 	only := os.Getenv("GOWRT_XFER_ONLY")
+	// GOWRT_XFER_MODE=bulk uses the bulk services (iperf3's way: one
+	// repeated block, counted and discarded) instead of the checked ones.
+	upload, download, upPort, downPort := xfer.Upload, xfer.Download, xfer.SinkPort, xfer.SourcePort
+	if os.Getenv("GOWRT_XFER_MODE") == "bulk" {
+		upload, download, upPort, downPort = xfer.BulkUpload, xfer.BulkDownload, xfer.DiscardPort, xfer.FillPort
+	}
 	var up, down xfer.Result
 	var err error
 	if only != "down" {
-		up, err = xfer.Upload(net.JoinHostPort(host, strconv.Itoa(xfer.SinkPort)), n, 60*time.Second)
+		up, err = upload(net.JoinHostPort(host, strconv.Itoa(upPort)), n, 60*time.Second)
 		if err != nil {
 			fmt.Println("upload:", err)
 			return 1, true
 		}
 	}
 	if only != "up" {
-		down, err = xfer.Download(net.JoinHostPort(host, strconv.Itoa(xfer.SourcePort)), n, 60*time.Second)
+		down, err = download(net.JoinHostPort(host, strconv.Itoa(downPort)), n, 60*time.Second)
 		if err != nil {
 			fmt.Println("download:", err)
 			return 1, true

@@ -24,12 +24,16 @@ const icountXferBytes = 16 << 20
 // -icount (qemu.Deterministic: one emulated ns per instruction), the
 // router test's transfer client in a test namespace sending
 // icountXferBytes to the sink ("up") or reading as many from the source
-// ("down"). The firmware's busy time (kernel uptime less idle) over the
-// transfer, divided by the data segments its stack received (up) or sent
-// (down), is instructions/segment; it includes the service's own work
-// (SHA-256 of what it receives, the ChaCha8 stream it sends), as Linux's
-// figure in XferMaltaLE does. Unlike XferMaltaLE's rates this does not
-// depend on the load of the host, so it compares changes.
+// ("down"), and the same through the bulk services ("bulk-up",
+// "bulk-down": iperf3-style, no hashing or stream generation). The
+// firmware's busy time (kernel uptime less idle) over the transfer,
+// divided by the data segments its stack received (up) or sent (down), is
+// instructions/segment. The checked transfers include the service's own
+// work (SHA-256 of what it receives, the ChaCha8 stream it sends), as
+// Linux's figures in XferMaltaLE do; the bulk ones are mostly the TCP
+// path. Unlike XferMaltaLE's rates these do not depend on the load of the
+// host, so they compare changes; a download's figure varies by some 10%
+// between runs with the number of ACKs the host's TCP sends.
 //
 // GOWRT_TCPBENCH_PROFILE=dir also takes a CPU profile of an upload and a
 // download (samples count instructions) into dir/tcp-up.pprof and
@@ -57,7 +61,11 @@ func BenchmarkXferInstructionsMaltaLE(b *testing.B) {
 	defer v.stop()
 	xfer := func(dir string, n int) {
 		b.Helper()
-		res, err := icountXfer(ns, dir, n)
+		mode := ""
+		if bulk, ok := strings.CutPrefix(dir, "bulk-"); ok {
+			dir, mode = bulk, "bulk"
+		}
+		res, err := icountXfer(ns, dir, mode, n)
 		if err != nil {
 			b.Fatalf("transfer client (%s): %v\n%s\nconsole:\n%s", dir, err, res, v.console.String())
 		}
@@ -70,7 +78,7 @@ func BenchmarkXferInstructionsMaltaLE(b *testing.B) {
 			file := filepath.Join(pdir, "tcp-"+dir+".pprof")
 			done := make(chan error, 1)
 			go func() {
-				_, err := icountXfer(ns, dir, 4*icountXferBytes)
+				_, err := icountXfer(ns, dir, "", 4*icountXferBytes)
 				done <- err
 			}()
 			time.Sleep(500 * time.Millisecond) // into the bulk of the transfer
@@ -82,7 +90,7 @@ func BenchmarkXferInstructionsMaltaLE(b *testing.B) {
 			b.Logf("profile in %s", file)
 		}
 	}
-	for _, dir := range []string{"up", "down"} {
+	for _, dir := range []string{"up", "down", "bulk-up", "bulk-down"} {
 		b.Run(dir, func(b *testing.B) {
 			var up, busy, segs, bytes, retrans, mallocs uint64
 			for range b.N {
@@ -91,7 +99,7 @@ func BenchmarkXferInstructionsMaltaLE(b *testing.B) {
 				c1 := readCounters(b, ns)
 				d := c1.sub(c0)
 				s := d.segsOut
-				if dir == "up" {
+				if strings.HasSuffix(dir, "up") {
 					s = d.segsIn
 				}
 				b.Logf("%s: %d instructions, %d segments in, %d out, %d retransmits, %d mallocs",
@@ -128,13 +136,14 @@ func BenchmarkXferInstructionsMaltaLE(b *testing.B) {
 	}
 }
 
-// icountXfer runs the transfer client in ns for n bytes in one direction.
-func icountXfer(ns *netns.NS, dir string, n int) (string, error) {
+// icountXfer runs the transfer client in ns for n bytes in one direction,
+// mode "bulk" through the bulk services.
+func icountXfer(ns *netns.NS, dir, mode string, n int) (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", err
 	}
-	res, err := ns.Exec(300*time.Second, "env", "GOWRT_XFER_HOST=192.168.1.1", "GOWRT_XFER_ONLY="+dir,
+	res, err := ns.Exec(300*time.Second, "env", "GOWRT_XFER_HOST=192.168.1.1", "GOWRT_XFER_ONLY="+dir, "GOWRT_XFER_MODE="+mode,
 		fmt.Sprintf("GOWRT_XFER_BYTES=%d", n), exe)
 	if err == nil && !strings.Contains(res, "xfer ok") {
 		err = fmt.Errorf("no \"xfer ok\"")

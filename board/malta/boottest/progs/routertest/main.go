@@ -76,7 +76,8 @@ func main() {
 	for _, svc := range []struct {
 		port  uint16
 		serve func(net.Listener, func(string, ...any)) error
-	}{{xfer.SinkPort, xfer.ServeSink}, {xfer.SourcePort, xfer.ServeSource}} {
+	}{{xfer.SinkPort, xfer.ServeSink}, {xfer.SourcePort, xfer.ServeSource},
+		{xfer.DiscardPort, xfer.ServeDiscard}, {xfer.FillPort, xfer.ServeFill}} {
 		ln, err := gonet.ListenTCP(r.Stack(), tcpip.FullAddress{Port: svc.port}, ipv4.ProtocolNumber)
 		if err != nil {
 			fail(err)
