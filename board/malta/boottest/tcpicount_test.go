@@ -122,6 +122,7 @@ func BenchmarkXferInstructionsMaltaLE(b *testing.B) {
 				}
 			}
 			b.Logf("firmware: %s | %s | %s", last["tcp: "], last["bridge: "], last["nic "])
+			b.Logf("host: %s", strings.Join(strings.Fields(ns.Must(b, "nstat", "-az", "TcpExtTCPOFOQueue", "TcpExtTCPDSACKRecv", "TcpExtTCPDSACKOldSent", "TcpExtTCPBacklogDrop", "TcpExtTCPRcvQDrop", "TcpExtTCPZeroWindowDrop")), " "))
 			b.ReportMetric(0, "ns/op")
 			b.ReportMetric(float64(busy)/float64(segs), "instructions/segment")
 			b.ReportMetric(float64(busy)/float64(bytes), "instructions/byte")
