@@ -32,6 +32,9 @@ type Stats struct {
 	TxLinkDown    gnet.Counter // dropped: carrier down
 	TxErrors      gnet.Counter // dropped: oversize or other NIC error
 	LinkChanges   gnet.Counter
+	// TimestampsRefused counts connection requests whose TCP Timestamps
+	// option was removed (Options.NoTCPTimestamps).
+	TimestampsRefused gnet.Counter
 }
 
 // Endpoint adapts a NIC to gVisor's stack.LinkEndpoint, Ethernet framing
@@ -58,6 +61,8 @@ type Endpoint struct {
 
 	linkUp atomic.Bool
 
+	noTCPTimestamps bool
+
 	// Software TX queue for frames that found the ring full; FIFO in a
 	// fixed ring so queueing does not allocate.
 	txMu   sync.Mutex
@@ -78,6 +83,11 @@ type Options struct {
 	// ring is full (Linux's txqueuelen). 0 means DefaultTxQueueLen; -1
 	// disables queueing (every ring-full frame is dropped).
 	TxQueueLen int
+	// NoTCPTimestamps turns TCP timestamps off for the connections the
+	// stack accepts, as Linux's net.ipv4.tcp_timestamps=0 does: the
+	// Endpoint removes the option from arriving connection requests (see
+	// tcpts.go for why a router on an FPU-less CPU wants this).
+	NoTCPTimestamps bool
 }
 
 // DefaultTxQueueLen is Linux's default txqueuelen for Ethernet devices.
@@ -115,6 +125,8 @@ func NewEndpointOptions(nic gnet.NIC, o Options) (*Endpoint, error) {
 		mtu:  uint32(mtu),
 		addr: tcpip.LinkAddress(mac[:]),
 		txq:  make([]gnet.TxBuf, o.TxQueueLen),
+
+		noTCPTimestamps: o.NoTCPTimestamps,
 	}
 	e.linkUp.Store(nic.Link().Up)
 	return e, nil
@@ -242,6 +254,18 @@ func (e *Endpoint) accept(b []byte) (uint16, stack.NetworkDispatcher) {
 // deliver hands an accepted frame, held in v, to the stack; the packet
 // takes over v.
 func (e *Endpoint) deliver(d stack.NetworkDispatcher, typ uint16, v *buffer.View) {
+	if e.noTCPTimestamps && typ == etherTypeIPv4 {
+		if opt, tcp, ok := synTimestamp(v.AsSlice()); ok {
+			// A copy, since others may share v's memory (the bridge's);
+			// one per connection request.
+			c := buffer.NewViewSize(v.Size())
+			copy(c.AsSlice(), v.AsSlice())
+			v.Release()
+			v = c
+			stripTimestamp(v.AsSlice(), opt, tcp)
+			e.Stats.TimestampsRefused.Add(1)
+		}
+	}
 	// Classify before gVisor parses: parsing a buffer others share too
 	// (the bridge's) replaces the packet's memory by a copy, after which
 	// v's memory may be recycled by its other holders.

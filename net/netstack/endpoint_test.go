@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"math/rand"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
+	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
 )
@@ -447,3 +450,94 @@ type recordingDispatcherHandler struct{}
 
 func (recordingDispatcherHandler) Receive([]byte)             {}
 func (recordingDispatcherHandler) LinkChanged(gnet.LinkState) {}
+
+// synAckSpy is a NIC that records the TCP options of the SYN-ACKs its
+// stack sends.
+type synAckSpy struct {
+	gnet.NIC
+	mu   sync.Mutex
+	opts [][]byte
+}
+
+func (s *synAckSpy) Transmit(tb gnet.TxBuf) error {
+	var f []byte
+	for _, seg := range tb.Segments() {
+		f = append(f, seg...)
+	}
+	if len(f) >= 14+20+20 && f[12] == 0x08 && f[13] == 0x00 {
+		ip := header.IPv4(f[14:])
+		tcp := header.TCP(f[14+int(ip.HeaderLength()):])
+		if ip.Protocol() == uint8(header.TCPProtocolNumber) && tcp.Flags() == header.TCPFlagSyn|header.TCPFlagAck {
+			s.mu.Lock()
+			s.opts = append(s.opts, append([]byte(nil), tcp.Options()...))
+			s.mu.Unlock()
+		}
+	}
+	return s.NIC.Transmit(tb)
+}
+
+// TestNoTCPTimestamps: a stack behind an Endpoint with NoTCPTimestamps
+// answers a connection request that offers timestamps without them (so
+// the connection runs without), and the connection carries data; the
+// same stack without the option accepts timestamps, which shows the spy
+// sees them.
+func TestNoTCPTimestamps(t *testing.T) {
+	for _, off := range []bool{true, false} {
+		t.Run(fmt.Sprintf("NoTCPTimestamps=%v", off), func(t *testing.T) {
+			na, nb := nictest.Pair(nictest.Config{MAC: macA}, nictest.Config{MAC: macB})
+			spy := &synAckSpy{NIC: nb}
+			a := newHost(t, na, addrA, netstack.Options{})
+			sb, epb := nictest.NewStack(t, spy, addrB, netstack.Options{NoTCPTimestamps: off})
+			ln, err := gonet.ListenTCP(sb, tcpip.FullAddress{NIC: 1, Addr: addrB, Port: 8080}, ipv4.ProtocolNumber)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			got := make(chan string, 1)
+			go func() {
+				c, err := ln.Accept()
+				if err != nil {
+					got <- err.Error()
+					return
+				}
+				defer c.Close()
+				b, _ := io.ReadAll(c)
+				got <- string(b)
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			c, err := gonet.DialContextTCP(ctx, a.s, tcpip.FullAddress{NIC: 1, Addr: addrB, Port: 8080}, ipv4.ProtocolNumber)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Write([]byte("no timestamps")); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			select {
+			case s := <-got:
+				if s != "no timestamps" {
+					t.Fatalf("server read %q", s)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("transfer timed out")
+			}
+			spy.mu.Lock()
+			defer spy.mu.Unlock()
+			if len(spy.opts) != 1 {
+				t.Fatalf("%d SYN-ACKs sent", len(spy.opts))
+			}
+			ts := header.ParseSynOptions(spy.opts[0], true).TS
+			if ts == off {
+				t.Fatalf("SYN-ACK offers timestamps: %v", ts)
+			}
+			want := uint64(0)
+			if off {
+				want = 1
+			}
+			if n := epb.Stats.TimestampsRefused.Load(); n != want {
+				t.Fatalf("TimestampsRefused = %d, want %d", n, want)
+			}
+		})
+	}
+}

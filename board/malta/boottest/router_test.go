@@ -146,15 +146,30 @@ func xferClient() (int, bool) {
 		return 0, false
 	}
 	n, _ := strconv.ParseInt(os.Getenv("GOWRT_XFER_BYTES"), 10, 64)
-	up, err := xfer.Upload(net.JoinHostPort(host, strconv.Itoa(xfer.SinkPort)), n, 60*time.Second)
-	if err != nil {
-		fmt.Println("upload:", err)
-		return 1, true
+	// GOWRT_XFER_ONLY=up or down runs one direction (the instruction
+	// benchmark measures each on its own); the other reports 0 MB.
+	only := os.Getenv("GOWRT_XFER_ONLY")
+	// GOWRT_XFER_MODE=bulk uses the bulk services (iperf3's way: one
+	// repeated block, counted and discarded) instead of the checked ones.
+	upload, download, upPort, downPort := xfer.Upload, xfer.Download, xfer.SinkPort, xfer.SourcePort
+	if os.Getenv("GOWRT_XFER_MODE") == "bulk" {
+		upload, download, upPort, downPort = xfer.BulkUpload, xfer.BulkDownload, xfer.DiscardPort, xfer.FillPort
 	}
-	down, err := xfer.Download(net.JoinHostPort(host, strconv.Itoa(xfer.SourcePort)), n, 60*time.Second)
-	if err != nil {
-		fmt.Println("download:", err)
-		return 1, true
+	var up, down xfer.Result
+	var err error
+	if only != "down" {
+		up, err = upload(net.JoinHostPort(host, strconv.Itoa(upPort)), n, 60*time.Second)
+		if err != nil {
+			fmt.Println("upload:", err)
+			return 1, true
+		}
+	}
+	if only != "up" {
+		down, err = download(net.JoinHostPort(host, strconv.Itoa(downPort)), n, 60*time.Second)
+		if err != nil {
+			fmt.Println("download:", err)
+			return 1, true
+		}
 	}
 	fmt.Printf("xfer ok: %d MB up at %.1f Mbit/s, %d MB down at %.1f Mbit/s\n", n>>20, up.Mbps(), n>>20, down.Mbps())
 	return 0, true

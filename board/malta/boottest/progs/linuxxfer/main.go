@@ -46,7 +46,8 @@ func main() {
 	for _, svc := range []struct {
 		port  int
 		serve func(net.Listener, func(string, ...any)) error
-	}{{xfer.SinkPort, xfer.ServeSink}, {xfer.SourcePort, xfer.ServeSource}} {
+	}{{xfer.SinkPort, xfer.ServeSink}, {xfer.SourcePort, xfer.ServeSource},
+		{xfer.DiscardPort, xfer.ServeDiscard}, {xfer.FillPort, xfer.ServeFill}} {
 		ln, err := net.Listen("tcp4", fmt.Sprintf(":%d", svc.port))
 		if err != nil {
 			fail(err)

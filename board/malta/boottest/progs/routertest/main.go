@@ -15,6 +15,7 @@ import (
 	"net/http"
 	_ "net/http/pprof"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -76,7 +77,8 @@ func main() {
 	for _, svc := range []struct {
 		port  uint16
 		serve func(net.Listener, func(string, ...any)) error
-	}{{xfer.SinkPort, xfer.ServeSink}, {xfer.SourcePort, xfer.ServeSource}} {
+	}{{xfer.SinkPort, xfer.ServeSink}, {xfer.SourcePort, xfer.ServeSource},
+		{xfer.DiscardPort, xfer.ServeDiscard}, {xfer.FillPort, xfer.ServeFill}} {
 		ln, err := gonet.ListenTCP(r.Stack(), tcpip.FullAddress{Port: svc.port}, ipv4.ProtocolNumber)
 		if err != nil {
 			fail(err)
@@ -85,6 +87,18 @@ func main() {
 	}
 	// CPU and heap profiles over the LAN (runtime/pprof works on the gowrt
 	// kernel): go tool pprof http://192.168.1.1:6060/debug/pprof/profile
+	// The instruction-count benchmark (XferInstructionsMaltaLE) reads busy
+	// time and TCP segment counts around each transfer.
+	http.HandleFunc("/debug/gowrt/counters", func(w http.ResponseWriter, _ *http.Request) {
+		in, err := kernel.ReadInfo()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		t := r.Stack().Stats().TCP
+		fmt.Fprintf(w, "uptime_ns=%d busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d\n",
+			in.Uptime, in.Uptime-in.Idle, t.ValidSegmentsReceived.Value(), t.SegmentsSent.Value(), t.Retransmits.Value(), mallocs())
+	})
 	if ln, err := gonet.ListenTCP(r.Stack(), tcpip.FullAddress{Port: 6060}, ipv4.ProtocolNumber); err == nil {
 		go http.Serve(ln, nil) // net/http/pprof registers on the default mux
 	}
@@ -138,6 +152,13 @@ func printStackStats(r *router.Router) {
 		}
 	}
 	fmt.Printf("bridge: forwarded %d flooded %d drops:%s\n", br.Forwarded(), br.Flooded(), drops)
+}
+
+// mallocs is the runtime's count of heap allocations so far.
+func mallocs() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs
 }
 
 func fail(err error) {
