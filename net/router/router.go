@@ -366,18 +366,19 @@ func (r *Router) Bridge() *bridge.Bridge { return r.br }
 // TCP buffer sizes per connection and direction. gVisor's defaults (1 MiB,
 // auto-tuned up to 4 MiB) are sized for servers: on a router with 32 MiB
 // of RAM a few busy connections would hold most of it, and a long send
-// queue made gVisor's RACK loss detection, which walks every unacked
-// segment on each ACK, the largest CPU cost of a transfer (the malta
-// profile: half the CPU; tuneTCP now turns RACK off). 512 KiB still fills
-// a 100 Mbit/s path with a 40 ms round trip.
+// queue makes gVisor's RACK loss detection, which walks every unacked
+// segment on each ACK during recovery, the largest CPU cost of a transfer
+// (the malta profile: half the CPU). 512 KiB still fills a 100 Mbit/s
+// path with a 40 ms round trip. RACK stays on: without it (RFC 6675
+// recovery alone) gVisor's download over the 12 Mbit/s USB link of
+// TestRouterUSBNetQEMU stalls in repeated retransmission timeouts.
 const (
 	tcpBufMin     = 4 << 10
 	tcpBufDefault = 128 << 10
 	tcpBufMax     = 512 << 10
 )
 
-// tuneTCP sets the router stack's TCP buffer sizes and loss recovery.
-func tuneTCP(s *stack.Stack) error {
+func sizeTCPBuffers(s *stack.Stack) error {
 	snd := tcpip.TCPSendBufferSizeRangeOption{Min: tcpBufMin, Default: tcpBufDefault, Max: tcpBufMax}
 	rcv := tcpip.TCPReceiveBufferSizeRangeOption{Min: tcpBufMin, Default: tcpBufDefault, Max: tcpBufMax}
 	if e := s.SetTransportProtocolOption(tcp.ProtocolNumber, &snd); e != nil {
@@ -386,21 +387,8 @@ func tuneTCP(s *stack.Stack) error {
 	if e := s.SetTransportProtocolOption(tcp.ProtocolNumber, &rcv); e != nil {
 		return fmt.Errorf("router: TCP receive buffer: %v", e)
 	}
-	// Loss recovery by SACK and duplicate ACKs (RFC 6675) instead of
-	// gVisor's default RACK: gVisor's RACK walks the whole send queue on
-	// every ACK (rack.go detectLoss), even with nothing lost, about 7% of
-	// a bulk download's instructions on malta (XferInstructionsMaltaLE).
-	// RFC 6675 scans the queue only in recovery.
-	rec := tcpLossRecovery
-	if e := s.SetTransportProtocolOption(tcp.ProtocolNumber, &rec); e != nil {
-		return fmt.Errorf("router: TCP loss recovery: %v", e)
-	}
 	return nil
 }
-
-// tcpLossRecovery is gVisor's TCPRecovery flag set the router's stack
-// uses: none of the RACK flags, so SACK-based recovery (RFC 6675).
-const tcpLossRecovery tcpip.TCPRecovery = 0
 
 // Stack returns the router's gVisor stack (nil before Start).
 func (r *Router) Stack() *stack.Stack { return r.s }
@@ -416,7 +404,7 @@ func (r *Router) Start() error {
 		// addresses (SNTP resolves names through the DNS forwarder).
 		HandleLocal: true,
 	})
-	if err := tuneTCP(r.s); err != nil {
+	if err := sizeTCPBuffers(r.s); err != nil {
 		return r.fail(err)
 	}
 	host, err := r.br.AddHostPort(r.cfg.HostVLANs)

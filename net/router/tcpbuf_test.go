@@ -32,13 +32,4 @@ func TestTCPBufferSizes(t *testing.T) {
 			t.Errorf("%s buffer min/default/max %v", name, o)
 		}
 	}
-	// Loss recovery without RACK, whose per-ACK scan of the send queue
-	// costs a bulk download about 7% of its instructions on malta.
-	var rec tcpip.TCPRecovery
-	if e := r.Stack().TransportProtocolOption(tcp.ProtocolNumber, &rec); e != nil {
-		t.Fatal(e)
-	}
-	if rec&tcpip.TCPRACKLossDetection != 0 {
-		t.Errorf("TCP loss recovery %#x uses RACK", rec)
-	}
 }
