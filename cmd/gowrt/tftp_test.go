@@ -83,7 +83,13 @@ func TestTFTPCurl(t *testing.T) {
 			t.Errorf("curl %q: got %d bytes, differing from the %d served", extra, len(got), len(data))
 		}
 	}
-	if n := strings.Count(log.String(), "sent fw.bin to 127.0.0.1:"); n != 4 {
+	// The server logs a transfer when the last block's ACK arrives,
+	// which may be after curl, holding the whole file, has exited.
+	logged := func() int { return strings.Count(log.String(), "sent fw.bin to 127.0.0.1:") }
+	for deadline := time.Now().Add(5 * time.Second); logged() < 4 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := logged(); n != 4 {
 		t.Errorf("%d transfers logged, want 4:\n%s", n, log.String())
 	}
 
