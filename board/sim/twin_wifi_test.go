@@ -48,7 +48,14 @@ func TestTwinWifiAssociates(t *testing.T) {
 				}
 				s := tw.Stations()[0].Station
 				deadline := time.Now().Add(15 * time.Second)
-				for s.State() != sta.Authorized {
+				// The station is Authorized once it has sent message 4 of the
+				// handshake; the AP authorizes it only when that frame has
+				// crossed the air and been processed, so wait for both.
+				apAuthorized := func() bool {
+					infos := a.Stations()
+					return len(infos) == 1 && infos[0].Authorized
+				}
+				for s.State() != sta.Authorized || !apAuthorized() {
 					if time.Now().After(deadline) {
 						t.Fatalf("station %v after 15 s; AP stats beacons %d auth %d assoc %d; logs %v",
 							s.State(), a.Stats.Beacons.Load(), a.Stats.Authenticated.Load(), a.Stats.Associated.Load(), logs.all())
