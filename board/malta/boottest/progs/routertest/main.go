@@ -68,7 +68,11 @@ func main() {
 		fail(err)
 	}
 	st := r.Status()
-	fmt.Printf("router: board %s, LAN up at %s after %d ms in main\n", st.Board, st.LANAddr, time.Since(start).Milliseconds())
+	var uptime uint64 // since kernel entry: under QEMU -icount, instructions
+	if in, err := kernel.ReadInfo(); err == nil {
+		uptime = in.Uptime
+	}
+	fmt.Printf("router: board %s, LAN up at %s after %d ms in main, uptime %d ns\n", st.Board, st.LANAddr, time.Since(start).Milliseconds(), uptime)
 	for _, p := range st.Ports {
 		fmt.Printf("router: port %s %s %s\n", p.Name, p.Role, p.MAC)
 	}
