@@ -326,3 +326,42 @@ func Example() {
 	fmt.Printf("%d KiB, %d blocks of %d KiB\n", g.Size>>10, g.Blocks, g.BlockSize>>10)
 	// Output: 4096 KiB, 64 blocks of 64 KiB
 }
+
+// TestReadAtAlignments: reads of every length up to 3 words from every
+// byte offset within a word return the array's bytes on either CPU
+// endian.
+func TestReadAtAlignments(t *testing.T) {
+	img := make([]byte, 8*4096)
+	for i := range img {
+		img[i] = byte(i*7 + i>>8)
+	}
+	for _, be := range []bool{false, true} {
+		r := newRig(t, 1, be, small, img)
+		for off := 4096 - 4; off < 4096+4; off++ {
+			for n := 0; n <= 12; n++ {
+				got := make([]byte, n)
+				if k, err := r.chip.ReadAt(got, int64(off)); err != nil || k != n {
+					t.Fatalf("be=%v: %d bytes at %#x: %d, %v", be, n, off, k, err)
+				}
+				if !bytes.Equal(got, img[off:off+n]) {
+					t.Fatalf("be=%v: %d bytes at %#x read % x, array holds % x", be, n, off, got, img[off:off+n])
+				}
+			}
+		}
+		r.noMisuse(t)
+	}
+}
+
+// TestReadAtAllocatesNothing: a bulk read (the configuration slots at
+// boot) allocates nothing per word.
+func TestReadAtAllocatesNothing(t *testing.T) {
+	r := newRig(t, 1, true, small, nil)
+	buf := make([]byte, 4096+3)
+	if n := testing.AllocsPerRun(10, func() {
+		if _, err := r.chip.ReadAt(buf, 4096+1); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("ReadAt of %d bytes: %.0f allocations", len(buf), n)
+	}
+}
