@@ -504,6 +504,33 @@ func cryptoRand() error {
 	if ones < 200 || ones > 312 { // 512 bits, ~256 ones
 		return fmt.Errorf("%d one bits in 512", ones)
 	}
+	// getrandom(2) itself (crypto/rand may buffer): a read that starts
+	// mid-page and spans three page boundaries fills every byte, and a
+	// buffer the program does not map is EFAULT.
+	big := make([]byte, 4*4096+64)
+	const sysGetrandom = 4353 // arch/mips/kernel/syscalls/syscall_o32.tbl
+	want := len(big) - 100
+	n, _, e := syscall.Syscall(sysGetrandom, uintptr(unsafe.Pointer(&big[100])), uintptr(want), 0)
+	if e != 0 || int(n) != want {
+		return fmt.Errorf("getrandom of %d bytes: %d, %v", want, n, e)
+	}
+	if big[99] != 0 || big[100+want-1]|big[100+want-2]|big[100+want-3]|big[100+want-4] == 0 {
+		return fmt.Errorf("getrandom wrote before its buffer or not up to its end")
+	}
+	for off := 100; off+512 <= 100+want; off += 512 {
+		ones := 0
+		for _, x := range big[off : off+512] {
+			for ; x != 0; x &= x - 1 {
+				ones++
+			}
+		}
+		if ones < 1800 || ones > 2300 { // 4096 bits, ~2048 ones
+			return fmt.Errorf("getrandom: %d one bits in the 4096 at offset %d", ones, off)
+		}
+	}
+	if _, _, e := syscall.Syscall(sysGetrandom, 16, 8, 0); e != syscall.EFAULT {
+		return fmt.Errorf("getrandom into page 0: %v, want EFAULT", e)
+	}
 	return nil
 }
 
