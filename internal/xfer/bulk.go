@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"sync"
 	"time"
 )
 
@@ -23,13 +24,16 @@ const (
 // block (DEFAULT_TCP_BLKSIZE, 128 KiB, in its iperf_api.h).
 const BulkBlock = 128 << 10
 
-// bulkBlock is the block the fill service and BulkUpload repeat.
-var bulkBlock = func() []byte {
+// bulkBlock returns the block the fill service and BulkUpload repeat,
+// made on first use: generating it at package init cost every program
+// that links xfer (the router boot tests' firmware) 3 M instructions of
+// boot.
+var bulkBlock = sync.OnceValue(func() []byte {
 	b := make([]byte, BulkBlock)
 	r := rand.NewChaCha8(seed)
 	_, _ = r.Read(b)
 	return b
-}()
+})
 
 // ServeDiscard answers each connection on ln with the number of bytes it
 // received until the client's half-close. It returns when ln fails.
@@ -84,8 +88,9 @@ func discard(r io.Reader) (int64, error) {
 // fill writes n bytes of the repeated block to w.
 func fill(w io.Writer, n int64) (int64, error) {
 	var sent int64
+	blk := bulkBlock()
 	for sent < n {
-		b := bulkBlock[:min(int64(len(bulkBlock)), n-sent)]
+		b := blk[:min(int64(len(blk)), n-sent)]
 		k, err := w.Write(b)
 		sent += int64(k)
 		if err != nil {
