@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gowrt/gowrt/internal/image"
@@ -90,16 +92,17 @@ func runMalta(r maltaRun) (int, error) {
 	supervise(ctx, cmd, 5*time.Second)
 	cmd.Stdin = os.Stdin
 	cmd.Stderr = r.stderr
-	console, err := cmd.StdoutPipe()
+	pipe, err := cmd.StdoutPipe()
 	if err != nil {
 		return 1, err
 	}
+	console := &consoleReader{r: pipe}
 	if err := cmd.Start(); err != nil {
 		return 1, fmt.Errorf("%s: %w (is QEMU installed? see the README's test command)", r.board.QEMU, err)
 	}
 	fmt.Fprintf(r.stderr, "gowrt: booting on %s -M %s -m %d (pid %d); Ctrl-C stops it\n", r.board.QEMU, r.board.Machine, m.MemMiB, cmd.Process.Pid)
 	if r.fwdPort > 0 {
-		go announcePage(ctx, r.fwdPort, r.stderr)
+		go announcePage(ctx, r.fwdPort, r.stderr, func() bool { return console.quietFor(consoleQuiet) })
 	}
 
 	code := -1
@@ -151,8 +154,10 @@ func portFree(port int) error {
 
 // announcePage says where the status page is once it answers: QEMU
 // listens on the forwarded port from its start, long before the firmware
-// serves anything behind it.
-func announcePage(ctx context.Context, port int, log io.Writer) {
+// serves anything behind it. It comes after the firmware's start-up
+// lines, which go on for a moment after its server answers: it waits (5
+// seconds at most) until settled says the console is echoed and quiet.
+func announcePage(ctx context.Context, port int, log io.Writer, settled func() bool) {
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
 	client := &http.Client{Timeout: 2 * time.Second}
 	t := time.NewTicker(500 * time.Millisecond)
@@ -172,7 +177,62 @@ func announcePage(ctx context.Context, port int, log io.Writer) {
 			continue
 		}
 		resp.Body.Close()
+		for deadline := time.Now().Add(5 * time.Second); !settled() && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
 		fmt.Fprintf(log, "gowrt: the firmware's port 80 answers at %s (HTTP %d)\n", url, resp.StatusCode)
 		return
 	}
+}
+
+// consoleQuiet is how long the console must be silent, after the page
+// answers, before gowrt announces it.
+const consoleQuiet = 500 * time.Millisecond
+
+// consoleReader is QEMU's console pipe as the echo loop reads it.
+type consoleReader struct {
+	r      io.Reader
+	inRead atomic.Bool
+	last   atomic.Int64 // when a Read last returned bytes (UnixNano)
+}
+
+func (c *consoleReader) Read(p []byte) (int, error) {
+	c.inRead.Store(true)
+	n, err := c.r.Read(p)
+	c.inRead.Store(false)
+	if n > 0 {
+		c.last.Store(time.Now().UnixNano())
+	}
+	return n, err
+}
+
+// quietFor reports whether the console is caught up and has printed
+// nothing for d.
+func (c *consoleReader) quietFor(d time.Duration) bool {
+	return c.caughtUp() && time.Since(time.Unix(0, c.last.Load())) >= d
+}
+
+// caughtUp reports whether the echo loop has printed every line QEMU
+// wrote to the console so far: its scanner, which reads only when it
+// holds no whole line, waits in Read on an empty pipe (FIONREAD). For a
+// pipe it cannot ask, it reports true.
+func (c *consoleReader) caughtUp() bool {
+	if !c.inRead.Load() {
+		return false
+	}
+	sc, ok := c.r.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	caught := true
+	_ = raw.Control(func(fd uintptr) {
+		if n, ok := pipePending(fd); ok {
+			caught = n == 0
+		}
+	})
+	return caught
 }
