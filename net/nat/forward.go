@@ -332,41 +332,47 @@ func (t *Table) pickPort(out *tuple, orig tuple, now int64) bool {
 
 // rewrite makes p leave as tuple to: addresses and ports (RFC 1624
 // incremental checksum updates, the pseudo-header included), TTL - 1,
-// the IP header checksum, and the MSS clamp of a SYN.
+// the IP header checksum, and the MSS clamp of a SYN. The transport
+// checksum's changes are summed first and folded into it once: each
+// fold is a loop on mips32, and a rewrite changes up to six words.
 func rewrite(p *packet, to tuple, mss uint16) {
 	b := p.b
 	from := p.t
 	l4 := b[p.ihl:]
-	cs := -1 // transport checksum offset in l4, -1 = none to update
-	switch Proto(from.proto) {
-	case ProtoTCP:
-		cs = tcpOffCsum
-	case ProtoUDP:
-		if binary.BigEndian.Uint16(l4[udpOffCsum:]) != 0 { // 0: sent without checksum (RFC 768), stays so
-			cs = udpOffCsum
-		}
-	}
+	var delta uint32 // RFC 1624 eqn. 3: the sum of ~m + m' over the changed words
 	if from.src != to.src {
 		binary.BigEndian.PutUint32(b[ipOffSrc:], to.src)
-		if cs >= 0 {
-			binary.BigEndian.PutUint16(l4[cs:], csumUpdate32(binary.BigEndian.Uint16(l4[cs:]), from.src, to.src))
-		}
+		delta += csumDelta32(from.src, to.src)
 	}
 	if from.dst != to.dst {
 		binary.BigEndian.PutUint32(b[ipOffDst:], to.dst)
-		if cs >= 0 {
-			binary.BigEndian.PutUint16(l4[cs:], csumUpdate32(binary.BigEndian.Uint16(l4[cs:]), from.dst, to.dst))
-		}
+		delta += csumDelta32(from.dst, to.dst)
 	}
 	switch Proto(from.proto) {
 	case ProtoTCP, ProtoUDP:
-		set16(l4, 0, to.sport, cs, 0)
-		set16(l4, 2, to.dport, cs, 0)
-		if Proto(from.proto) == ProtoTCP && mss != 0 && p.tcpFlags&tcpSYN != 0 {
-			clampMSS(l4[:p.tcpDoff], mss)
+		if from.sport != to.sport {
+			binary.BigEndian.PutUint16(l4[0:], to.sport)
+			delta += uint32(^from.sport) + uint32(to.sport)
 		}
-		if Proto(from.proto) == ProtoUDP && cs >= 0 && binary.BigEndian.Uint16(l4[cs:]) == 0 {
-			binary.BigEndian.PutUint16(l4[cs:], 0xffff) // RFC 768: a computed 0 is sent as all ones
+		if from.dport != to.dport {
+			binary.BigEndian.PutUint16(l4[2:], to.dport)
+			delta += uint32(^from.dport) + uint32(to.dport)
+		}
+		if Proto(from.proto) == ProtoTCP {
+			if delta != 0 {
+				hc := binary.BigEndian.Uint16(l4[tcpOffCsum:])
+				binary.BigEndian.PutUint16(l4[tcpOffCsum:], ^csumFold(uint32(^hc)+delta))
+			}
+			if mss != 0 && p.tcpFlags&tcpSYN != 0 {
+				clampMSS(l4[:p.tcpDoff], mss)
+			}
+		} else if hc := binary.BigEndian.Uint16(l4[udpOffCsum:]); hc != 0 && delta != 0 {
+			// 0: sent without checksum (RFC 768), stays so.
+			nc := ^csumFold(uint32(^hc) + delta)
+			if nc == 0 {
+				nc = 0xffff // RFC 768: a computed 0 is sent as all ones
+			}
+			binary.BigEndian.PutUint16(l4[udpOffCsum:], nc)
 		}
 	case ProtoICMP:
 		set16(l4, icmpOffID, to.sport, icmpOffCsum, 0)
