@@ -110,9 +110,7 @@ func (f *Forwarder) processLent(in *Iface, frame []byte) bool {
 			return true
 		}
 		if out != nil && out.copies && (n == len(frame) || out.gathers) {
-			if h := vd.Hop(); h.Valid && h.Out == vd.Out {
-				copy(b[0:6], h.Dst[:])
-				copy(b[6:12], h.Src[:])
+			if vd.PutHop(b) {
 				if in.transmitLent(out, b[:n], frame[n:]) {
 					f.Stats.Forwarded.Add(1)
 					f.Stats.FastPath.Add(1)
@@ -132,12 +130,9 @@ func (f *Forwarder) processLent(in *Iface, frame []byte) bool {
 // done nothing, if the next hop is not cached or the driver cannot spare
 // the buffer.
 func (f *Forwarder) sendKept(in, out *Iface, head []byte, vd nat.Verdict) bool {
-	h := vd.Hop()
-	if !h.Valid || h.Out != vd.Out {
+	if !vd.PutHop(head) {
 		return false
 	}
-	copy(head[0:6], h.Dst[:])
-	copy(head[6:12], h.Src[:])
 	t := in.rxBuf.KeepWith(head)
 	if t == nil {
 		return false
@@ -174,9 +169,7 @@ func (f *Forwarder) send(v *buffer.View, vd nat.Verdict) {
 		return
 	}
 	b := v.AsSlice()
-	if h := vd.Hop(); h.Valid && h.Out == vd.Out {
-		copy(b[0:6], h.Dst[:])
-		copy(b[6:12], h.Src[:])
+	if vd.PutHop(b) {
 		if out.transmit(v) {
 			f.Stats.Forwarded.Add(1)
 			f.Stats.FastPath.Add(1)

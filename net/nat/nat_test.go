@@ -648,8 +648,21 @@ func TestStaleConn(t *testing.T) {
 	if got := v.Hop(); !got.Valid || got.Dst != h.Dst || got.Src != h.Src || got.Out != wan {
 		t.Fatalf("hop %+v", got)
 	}
+	eth := bytes.Repeat([]byte{0xee}, 14)
+	if !v.PutHop(eth) || !bytes.Equal(eth, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0xee, 0xee}) {
+		t.Fatalf("PutHop wrote % x", eth)
+	}
+	if !v.PutHop(eth[:12]) || v.PutHop(eth[:11]) {
+		t.Fatal("PutHop does not take exactly a 12-byte header")
+	}
+	if other := (Verdict{Conn: v.Conn, Gen: v.Gen, Dir: v.Dir, Out: lan}); other.PutHop(eth) {
+		t.Fatal("PutHop took a hop cached for another interface")
+	}
 	if got := v.Conn.Hop(Reply); got.Valid {
 		t.Fatal("reply direction has a hop")
+	}
+	if rv := (Verdict{Conn: v.Conn, Gen: v.Gen, Dir: Reply, Out: lan}); rv.PutHop(eth) {
+		t.Fatal("PutHop found a hop in the reply direction")
 	}
 	// The entry expires and its slot takes another connection.
 	clk.advance(int64(time.Hour))
@@ -670,6 +683,17 @@ func TestStaleConn(t *testing.T) {
 	}
 	if got := v.Hop(); got.Valid {
 		t.Fatal("a stale verdict reads a hop")
+	}
+	eth = bytes.Repeat([]byte{0xee}, 12)
+	v2.SetHop(Hop{Valid: true, Out: wan, Dst: h.Dst, Src: h.Src})
+	if v.PutHop(eth) || !bytes.Equal(eth, bytes.Repeat([]byte{0xee}, 12)) {
+		t.Fatal("a stale verdict's PutHop wrote the new connection's hop")
+	}
+	if !v2.PutHop(eth) {
+		t.Fatal("PutHop of the current verdict failed")
+	}
+	if (&Verdict{}).PutHop(eth) {
+		t.Fatal("PutHop without a connection")
 	}
 	v2.SetHop(Hop{Valid: true, Out: 2})
 	if got := v2.Hop(); !got.Valid || got.Out != 2 {
