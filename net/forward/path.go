@@ -98,10 +98,7 @@ func (f *Forwarder) processLent(in *Iface, frame []byte) bool {
 	// payload where it is, for a NIC that gathers; the rest of b is
 	// filled in only if the packet leaves the fast path.
 	b := in.lent[:len(frame)]
-	n := len(frame)
-	if len(pkt) >= ipv4Min && (pkt[9] == protoTCP || pkt[9] == protoUDP) {
-		n = min(n, maxHeaders)
-	}
+	n := rewrittenLen(frame)
 	copy(b, frame[:n])
 	vd := f.table.Forward(b[gnet.EthHeaderLen:], in.id)
 	if vd.Action == nat.Forward && vd.Conn != nil {
@@ -159,6 +156,52 @@ const keepMinTail = 256
 // rewrites: Ethernet, an IPv4 header with options (60), a TCP header with
 // options (60, the MSS clamp's reach).
 const maxHeaders = gnet.EthHeaderLen + 60 + 60
+
+// Transport header lengths: UDP's (RFC 768), TCP's without options
+// (RFC 9293 section 3.1).
+const (
+	udpHeaderLen = 8
+	tcpMinHeader = 20
+)
+
+// rewrittenLen returns how much of frame processLent copies before the
+// connection table sees it: for TCP and UDP the headers nat's rewrite
+// touches (Ethernet, the IPv4 header with its options, the TCP header
+// with its options or the UDP header), else the whole frame. Copying the
+// headers' real length rather than maxHeaders saves a third of a
+// 134-byte copy, and the cache lines the kept buffer writes back
+// (natbench). A header that claims more than the frame holds gets
+// maxHeaders' worth, and the table drops it as malformed.
+func rewrittenLen(frame []byte) int {
+	n := len(frame)
+	pkt := frame[gnet.EthHeaderLen:]
+	if n <= maxHeaders || len(pkt) < ipv4Min {
+		// A short frame is copied whole: one segment to transmit costs
+		// less than the bytes saved (natbench: 50 instructions more for
+		// a 60-byte frame sent in two).
+		return n
+	}
+	ihl := int(pkt[0]&0x0f) * 4
+	var h int
+	switch pkt[9] {
+	case protoUDP:
+		h = gnet.EthHeaderLen + ihl + udpHeaderLen
+	case protoTCP:
+		if ihl+12 < len(pkt) {
+			if doff := int(pkt[ihl+12]>>4) * 4; doff >= tcpMinHeader {
+				h = gnet.EthHeaderLen + ihl + doff
+			}
+		}
+	default:
+		return n
+	}
+	if ihl < ipv4Min || h == 0 || h > n {
+		// Malformed, or a later fragment shorter than a transport header
+		// (fragments only have their IPv4 header rewritten).
+		return min(n, maxHeaders)
+	}
+	return h
+}
 
 // send puts a rewritten packet on its egress interface: at once with the
 // connection's cached next hop (the fast path), else after resolving it.
