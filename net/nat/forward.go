@@ -40,6 +40,10 @@ func (t *Table) Forward(pkt []byte, in Iface) Verdict {
 	if c, d := t.lookup(p.t, now); c != nil && t.hitLocked(c, d, &p, in, now, &pl) {
 		t.fragFirstLocked(&p, &pl, now)
 		t.mu.Unlock()
+		if pl.v.Action == Forward { // finish's common case, without the call
+			rewrite(&p, &pl.to, pl.mss)
+			return pl.v
+		}
 		return t.finish(&p, &pl)
 	}
 	t.mu.Unlock()
@@ -54,7 +58,7 @@ func (t *Table) dropped(a Action, r DropReason) Verdict {
 func (t *Table) finish(p *packet, pl *plan) Verdict {
 	switch pl.v.Action {
 	case Forward:
-		rewrite(p, pl.to, pl.mss)
+		rewrite(p, &pl.to, pl.mss)
 	case Drop, Reject:
 		t.drops[pl.v.Reason].Add(1)
 	}
@@ -110,6 +114,8 @@ func (t *Table) track(c *Conn, d Dir, p *packet) (int64, trackResult) {
 		// talking after its first reply a stream: longer timeout,
 		// never evicted early.
 		switch {
+		case f&flagAssured != 0: // a stream's every packet: no store
+			return t.tmo[tmoUDPStream], trackOK
 		case f&flagReplied != 0:
 			c.flags.Store(f | flagAssured)
 			return t.tmo[tmoUDPStream], trackOK
@@ -338,9 +344,9 @@ func (t *Table) pickPort(out *tuple, orig tuple, now int64) bool {
 // the IP header checksum, and the MSS clamp of a SYN. The transport
 // checksum's changes are summed first and folded into it once: each
 // fold is a loop on mips32, and a rewrite changes up to six words.
-func rewrite(p *packet, to tuple, mss uint16) {
+func rewrite(p *packet, to *tuple, mss uint16) {
 	b := p.b
-	from := p.t
+	from := &p.t // by pointer, like to: mips32 passes and copies structs in memory
 	l4 := b[p.ihl:]
 	var delta uint32 // RFC 1624 eqn. 3: the sum of ~m + m' over the changed words
 	if from.src != to.src {
