@@ -177,6 +177,11 @@ func TestLentPath(t *testing.T) {
 		verify(t, g.wanNIC.take(t))
 		ack := append(make([]byte, 20), bytes.Repeat([]byte{4, 5}, 700)...)
 		ack[12], ack[13] = 5<<4, 0x10 // ACK
+		// The same with a timestamps option (RFC 7323: NOP, NOP, kind 8,
+		// length 10): a 32-byte TCP header.
+		ackTS := append(make([]byte, 32), bytes.Repeat([]byte{4, 5}, 700)...)
+		ackTS[12], ackTS[13] = 8<<4, 0x10
+		copy(ackTS[20:], []byte{1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2})
 		for _, c := range []struct {
 			proto uint8
 			from  netip.AddrPort
@@ -184,6 +189,7 @@ func TestLentPath(t *testing.T) {
 		}{
 			{protoUDP, netip.AddrPortFrom(host, 5002), append(udp(0), bytes.Repeat([]byte{1, 2, 3}, 480)...)},
 			{protoTCP, out, ack},
+			{protoTCP, out, ackTS},
 		} {
 			proto := c.proto
 			f := frame(lanMAC, hostMAC, c.from, to, proto, 64, c.l4)
@@ -191,7 +197,14 @@ func TestLentPath(t *testing.T) {
 			g.lan.Receive(f)
 			sent := g.wanNIC.take(t)
 			verify(t, sent)
-			if len(sent) != len(f) || !bytes.Equal(sent[maxHeaders:], f[maxHeaders:]) {
+			want := 14 + 20 + 8
+			if proto == protoTCP {
+				want = 14 + 20 + int(c.l4[12]>>4)*4
+			}
+			if h := rewrittenLen(f); h != want {
+				t.Fatalf("proto %d: rewrittenLen %d, want the headers' %d", proto, h, want)
+			}
+			if len(sent) != len(f) || !bytes.Equal(sent[rewrittenLen(f):], f[rewrittenLen(f):]) {
 				t.Fatalf("proto %d: payload changed", proto)
 			}
 			if proto == protoTCP && g.f.Stats.FastPath.Load() != before+1 {

@@ -57,6 +57,11 @@ func TestLentKeepsDriverBuffer(t *testing.T) {
 	verify(t, g.wanNIC.take(t))
 	keeps := rx.keeps
 	before := g.f.Stats.FastPath.Load()
+	// Poisoned: a rewrite that read beyond the headers it copied into
+	// the interface's buffer shows in the checksums.
+	for i := range g.lan.lent {
+		g.lan.lent[i] = 0xee
+	}
 	if !g.lan.ReceiveLentBuf(rx.lend(long), &rx) {
 		t.Fatal("established packet not taken")
 	}
@@ -67,7 +72,7 @@ func TestLentKeepsDriverBuffer(t *testing.T) {
 		t.Fatalf("kept %d, released %d times, want the established packet kept", rx.keeps-keeps, rx.released)
 	case g.f.Stats.FastPath.Load() != before+1:
 		t.Fatal("kept packet not counted on the fast path")
-	case len(sent) != len(long) || !bytes.Equal(sent[maxHeaders:], long[maxHeaders:]):
+	case len(sent) != len(long) || !bytes.Equal(sent[14+20+8:], long[14+20+8:]):
 		t.Fatal("payload changed")
 	}
 
@@ -80,5 +85,39 @@ func TestLentKeepsDriverBuffer(t *testing.T) {
 	verify(t, g.wanNIC.take(t))
 	if rx.keeps != keeps || !bytes.Equal(lent, short) {
 		t.Fatalf("short packet: kept %d times, borrowed frame changed: %v", rx.keeps-keeps, !bytes.Equal(lent, short))
+	}
+}
+
+// TestRewrittenLen: processLent copies the real length of the headers
+// nat rewrites, a short frame or another protocol whole, and bounds a
+// malformed header by maxHeaders.
+func TestRewrittenLen(t *testing.T) {
+	mk := func(n int, ihl, proto, doff byte) []byte {
+		f := make([]byte, n)
+		f[14] = 0x40 | ihl
+		f[14+9] = proto
+		if i := 14 + int(ihl)*4 + 12; i < n {
+			f[i] = doff << 4
+		}
+		return f
+	}
+	for _, c := range []struct {
+		name string
+		f    []byte
+		want int
+	}{
+		{"udp", mk(1514, 5, protoUDP, 0), 14 + 20 + 8},
+		{"udp with IP options", mk(1514, 7, protoUDP, 0), 14 + 28 + 8},
+		{"tcp", mk(1514, 5, protoTCP, 5), 14 + 20 + 20},
+		{"tcp with options", mk(1514, 6, protoTCP, 15), 14 + 24 + 60},
+		{"tcp data offset below 5", mk(1514, 5, protoTCP, 4), maxHeaders},
+		{"ihl below 5", mk(1514, 4, protoUDP, 0), maxHeaders},
+		{"icmp", mk(1514, 5, protoICMP, 0), 1514},
+		{"short frame", mk(60, 5, protoUDP, 0), 60},
+		{"just over maxHeaders", mk(maxHeaders+1, 5, protoUDP, 0), 14 + 20 + 8},
+	} {
+		if got := rewrittenLen(c.f); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
 	}
 }

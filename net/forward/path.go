@@ -98,10 +98,7 @@ func (f *Forwarder) processLent(in *Iface, frame []byte) bool {
 	// payload where it is, for a NIC that gathers; the rest of b is
 	// filled in only if the packet leaves the fast path.
 	b := in.lent[:len(frame)]
-	n := len(frame)
-	if len(pkt) >= ipv4Min && (pkt[9] == protoTCP || pkt[9] == protoUDP) {
-		n = min(n, maxHeaders)
-	}
+	n := rewrittenLen(frame)
 	copy(b, frame[:n])
 	vd := f.table.Forward(b[gnet.EthHeaderLen:], in.id)
 	if vd.Action == nat.Forward && vd.Conn != nil {
@@ -110,9 +107,7 @@ func (f *Forwarder) processLent(in *Iface, frame []byte) bool {
 			return true
 		}
 		if out != nil && out.copies && (n == len(frame) || out.gathers) {
-			if h := vd.Hop(); h.Valid && h.Out == vd.Out {
-				copy(b[0:6], h.Dst[:])
-				copy(b[6:12], h.Src[:])
+			if vd.PutHop(b) {
 				if in.transmitLent(out, b[:n], frame[n:]) {
 					f.Stats.Forwarded.Add(1)
 					f.Stats.FastPath.Add(1)
@@ -132,12 +127,9 @@ func (f *Forwarder) processLent(in *Iface, frame []byte) bool {
 // done nothing, if the next hop is not cached or the driver cannot spare
 // the buffer.
 func (f *Forwarder) sendKept(in, out *Iface, head []byte, vd nat.Verdict) bool {
-	h := vd.Hop()
-	if !h.Valid || h.Out != vd.Out {
+	if !vd.PutHop(head) {
 		return false
 	}
-	copy(head[0:6], h.Dst[:])
-	copy(head[6:12], h.Src[:])
 	t := in.rxBuf.KeepWith(head)
 	if t == nil {
 		return false
@@ -165,6 +157,52 @@ const keepMinTail = 256
 // options (60, the MSS clamp's reach).
 const maxHeaders = gnet.EthHeaderLen + 60 + 60
 
+// Transport header lengths: UDP's (RFC 768), TCP's without options
+// (RFC 9293 section 3.1).
+const (
+	udpHeaderLen = 8
+	tcpMinHeader = 20
+)
+
+// rewrittenLen returns how much of frame processLent copies before the
+// connection table sees it: for TCP and UDP the headers nat's rewrite
+// touches (Ethernet, the IPv4 header with its options, the TCP header
+// with its options or the UDP header), else the whole frame. Copying the
+// headers' real length rather than maxHeaders saves a third of a
+// 134-byte copy, and the cache lines the kept buffer writes back
+// (natbench). A header that claims more than the frame holds gets
+// maxHeaders' worth, and the table drops it as malformed.
+func rewrittenLen(frame []byte) int {
+	n := len(frame)
+	pkt := frame[gnet.EthHeaderLen:]
+	if n <= maxHeaders || len(pkt) < ipv4Min {
+		// A short frame is copied whole: one segment to transmit costs
+		// less than the bytes saved (natbench: 50 instructions more for
+		// a 60-byte frame sent in two).
+		return n
+	}
+	ihl := int(pkt[0]&0x0f) * 4
+	var h int
+	switch pkt[9] {
+	case protoUDP:
+		h = gnet.EthHeaderLen + ihl + udpHeaderLen
+	case protoTCP:
+		if ihl+12 < len(pkt) {
+			if doff := int(pkt[ihl+12]>>4) * 4; doff >= tcpMinHeader {
+				h = gnet.EthHeaderLen + ihl + doff
+			}
+		}
+	default:
+		return n
+	}
+	if ihl < ipv4Min || h == 0 || h > n {
+		// Malformed, or a later fragment shorter than a transport header
+		// (fragments only have their IPv4 header rewritten).
+		return min(n, maxHeaders)
+	}
+	return h
+}
+
 // send puts a rewritten packet on its egress interface: at once with the
 // connection's cached next hop (the fast path), else after resolving it.
 func (f *Forwarder) send(v *buffer.View, vd nat.Verdict) {
@@ -174,9 +212,7 @@ func (f *Forwarder) send(v *buffer.View, vd nat.Verdict) {
 		return
 	}
 	b := v.AsSlice()
-	if h := vd.Hop(); h.Valid && h.Out == vd.Out {
-		copy(b[0:6], h.Dst[:])
-		copy(b[6:12], h.Src[:])
+	if vd.PutHop(b) {
 		if out.transmit(v) {
 			f.Stats.Forwarded.Add(1)
 			f.Stats.FastPath.Add(1)

@@ -218,6 +218,40 @@ func (v *Verdict) Hop() Hop {
 	return h
 }
 
+// PutHop writes the cached next hop of the verdict's connection and
+// direction into the Ethernet header eth (destination and source MAC, 12
+// bytes) and reports true, if there is one for the verdict's connection
+// generation and its egress interface Out. Otherwise it reports false and
+// leaves eth alone. It is Hop for the forwarding fast path: no Hop value
+// is built and copied around.
+func (v *Verdict) PutHop(eth []byte) bool {
+	c := v.Conn
+	if c == nil || len(eth) < 12 {
+		return false
+	}
+	hc := &c.hop[v.Dir&1]
+	for {
+		s := hc.seq.Load()
+		if s&1 != 0 {
+			runtime.Gosched()
+			continue
+		}
+		w0, w1, w2, w3, g := hc.w[0].Load(), hc.w[1].Load(), hc.w[2].Load(), hc.w[3].Load(), hc.w[4].Load()
+		if hc.seq.Load() != s {
+			continue
+		}
+		// The Conn's current generation is v.Gen's while the cached one
+		// is: SetHop stores only hops of the current generation.
+		if g != v.Gen || g != c.gen.Load() || w0>>31 == 0 || Iface(w0>>16) != v.Out {
+			return false
+		}
+		eth = eth[:12]
+		eth[0], eth[1], eth[2], eth[3], eth[4], eth[5] = byte(w0>>8), byte(w0), byte(w1>>24), byte(w1>>16), byte(w1>>8), byte(w1)
+		eth[6], eth[7], eth[8], eth[9], eth[10], eth[11] = byte(w2>>24), byte(w2>>16), byte(w2>>8), byte(w2), byte(w3>>24), byte(w3>>16)
+		return true
+	}
+}
+
 // SetHop caches h for the verdict's connection and direction, unless the
 // connection has been recycled since the verdict.
 func (v *Verdict) SetHop(h Hop) {

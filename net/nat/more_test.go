@@ -24,7 +24,13 @@ func TestHopSeqlock(t *testing.T) {
 			}
 		}(w)
 	}
+	eth := make([]byte, 12)
 	for i := 0; i < 200000; i++ {
+		if v.PutHop(eth) && !bytes.Equal(eth[:6], eth[6:]) {
+			stop.Store(true)
+			wg.Wait()
+			t.Fatalf("torn hop % x", eth)
+		}
 		h := v.Hop()
 		if !h.Valid {
 			continue

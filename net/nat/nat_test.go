@@ -65,6 +65,24 @@ func TestChecksumIncrementalRandom(t *testing.T) {
 	}
 }
 
+// TestIPHeaderChecksum holds the unrolled header sum to the reference
+// over headers of every length, options included, whatever the checksum
+// field held before.
+func TestIPHeaderChecksum(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 2000; i++ {
+		h := make([]byte, ipMinHeader+4*r.IntN(11))
+		for j := range h {
+			h[j] = byte(r.Uint32())
+		}
+		got := ipHeaderChecksum(h)
+		binary.BigEndian.PutUint16(h[ipOffCsum:], 0)
+		if want := refChecksum(h); got != want {
+			t.Fatalf("%d-byte header: checksum %#04x, reference %#04x", len(h), got, want)
+		}
+	}
+}
+
 func TestSNATTCPRoundTrip(t *testing.T) {
 	tb, _ := newTable(t, Config{}, homePolicy(0))
 	syn := tcpPkt(ap(hostA, 40000), ap(remote, 443), tcpSYN, 1000, 0, nil, 0)
@@ -630,8 +648,21 @@ func TestStaleConn(t *testing.T) {
 	if got := v.Hop(); !got.Valid || got.Dst != h.Dst || got.Src != h.Src || got.Out != wan {
 		t.Fatalf("hop %+v", got)
 	}
+	eth := bytes.Repeat([]byte{0xee}, 14)
+	if !v.PutHop(eth) || !bytes.Equal(eth, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0xee, 0xee}) {
+		t.Fatalf("PutHop wrote % x", eth)
+	}
+	if !v.PutHop(eth[:12]) || v.PutHop(eth[:11]) {
+		t.Fatal("PutHop does not take exactly a 12-byte header")
+	}
+	if other := (Verdict{Conn: v.Conn, Gen: v.Gen, Dir: v.Dir, Out: lan}); other.PutHop(eth) {
+		t.Fatal("PutHop took a hop cached for another interface")
+	}
 	if got := v.Conn.Hop(Reply); got.Valid {
 		t.Fatal("reply direction has a hop")
+	}
+	if rv := (Verdict{Conn: v.Conn, Gen: v.Gen, Dir: Reply, Out: lan}); rv.PutHop(eth) {
+		t.Fatal("PutHop found a hop in the reply direction")
 	}
 	// The entry expires and its slot takes another connection.
 	clk.advance(int64(time.Hour))
@@ -652,6 +683,17 @@ func TestStaleConn(t *testing.T) {
 	}
 	if got := v.Hop(); got.Valid {
 		t.Fatal("a stale verdict reads a hop")
+	}
+	eth = bytes.Repeat([]byte{0xee}, 12)
+	v2.SetHop(Hop{Valid: true, Out: wan, Dst: h.Dst, Src: h.Src})
+	if v.PutHop(eth) || !bytes.Equal(eth, bytes.Repeat([]byte{0xee}, 12)) {
+		t.Fatal("a stale verdict's PutHop wrote the new connection's hop")
+	}
+	if !v2.PutHop(eth) {
+		t.Fatal("PutHop of the current verdict failed")
+	}
+	if (&Verdict{}).PutHop(eth) {
+		t.Fatal("PutHop without a connection")
 	}
 	v2.SetHop(Hop{Valid: true, Out: 2})
 	if got := v2.Hop(); !got.Valid || got.Out != 2 {
