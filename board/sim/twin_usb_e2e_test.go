@@ -159,6 +159,10 @@ func twinUSB(t *testing.T, b *boardfile.Board, n int) {
 
 // iperf runs a 3 s iperf3 TCP transfer from client to server's address
 // and returns the receiver's rate in Mbit/s.
+// iperfMinBytes is the least an iperf3 run through the USB port must
+// deliver.
+const iperfMinBytes = 128 << 10
+
 func iperf(t *testing.T, server, client *wantest.Client, addr string) float64 {
 	t.Helper()
 	done := make(chan string, 1)
@@ -193,8 +197,11 @@ func iperf(t *testing.T, server, client *wantest.Client, addr string) float64 {
 	if err := json.Unmarshal([]byte(srv), &rep); err != nil {
 		t.Fatalf("iperf3 server's report: %v\n%s", err, srv)
 	}
-	if rep.End.SumReceived.Bytes < 1<<20 {
-		t.Errorf("iperf3: the server received only %d bytes", rep.End.SumReceived.Bytes)
+	// A floor that shows TCP flowed (many windows' worth), not a speed:
+	// the models run under -race beside other tests, and a loaded host
+	// has carried as little as 0.6 MB in the 3 s.
+	if rep.End.SumReceived.Bytes < iperfMinBytes {
+		t.Errorf("iperf3: the server received only %d bytes in 3 s", rep.End.SumReceived.Bytes)
 	}
 	return rep.End.SumReceived.BitsPerSecond / 1e6
 }
