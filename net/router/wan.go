@@ -10,10 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gowrt/gowrt/kernel"
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/dhcp/dhcpc"
 	"github.com/gowrt/gowrt/net/dhcp/ethudp"
 	"github.com/gowrt/gowrt/net/forward"
+	"github.com/gowrt/gowrt/net/nat"
 	"github.com/gowrt/gowrt/net/netstack"
 	"github.com/gowrt/gowrt/sys/event"
 
@@ -68,6 +70,9 @@ func (r *Router) newForwarder() error {
 		return fmt.Errorf("router: firewall: %w", err)
 	}
 	natCfg := r.cfg.NAT
+	if natCfg.MaxConns == 0 {
+		natCfg.MaxConns = natConnsForRAM()
+	}
 	if natCfg.Now == nil {
 		// The connection table reads the clock per packet: on the gowrt
 		// kernel the runtime's clock is a trap per read, while
@@ -351,3 +356,28 @@ type extraIface struct {
 	addr  netip.Prefix
 	lower gnet.NIC
 }
+
+// natConnsForRAM sizes the connection table, which is allocated whole when
+// the router starts, by the board's RAM: an entry per 16 KiB, Linux's
+// classic default (nf_conntrack_core.c: a hash table of 1/16384 of memory,
+// four entries per bucket on 32-bit; 2048 for 32 MiB), between
+// minNATConns and nat.DefaultMaxConns (reached at 128 MiB). Off the gowrt
+// kernel (sim boards, library use) it returns 0: the nat default.
+func natConnsForRAM() int {
+	in, err := kernel.ReadInfo()
+	if err != nil || in.RAM == 0 {
+		return 0
+	}
+	return natConnsFor(in.RAM)
+}
+
+func natConnsFor(ram uint32) int {
+	return min(max(int(ram/natRAMPerConn), minNATConns), nat.DefaultMaxConns)
+}
+
+const (
+	natRAMPerConn = 16 << 10
+	// minNATConns keeps a household's connections on the smallest
+	// board: the table costs about 160 bytes an entry.
+	minNATConns = 1024
+)
