@@ -188,9 +188,9 @@ type Config struct {
 	// Now returns a monotonic time in nanoseconds, read once per frame
 	// (FDB aging, storm control). The default reads the time package's
 	// monotonic clock; a platform whose clock is cheaper read another way
-	// passes that (net/router passes netstack.Nanotime, which on the
-	// gowrt kernel reads the CPU's counter instead of making a system
-	// call). Tests inject a fake clock.
+	// passes that (net/router passes netstack.CoarseNanotime, which on
+	// the gowrt kernel is a variable refreshed every 10 ms instead of a
+	// system call). Tests inject a fake clock.
 	Now func() int64
 }
 
