@@ -38,7 +38,9 @@ func (t *Table) Forward(pkt []byte, in Iface) Verdict {
 	var pl plan
 	t.mu.Lock()
 	if c, d := t.lookup(p.t, now); c != nil && t.hitLocked(c, d, &p, in, now, &pl) {
-		t.fragFirstLocked(&p, &pl, now)
+		if p.frag { // fragFirstLocked's test, without the call
+			t.fragFirstLocked(&p, &pl, now)
+		}
 		t.mu.Unlock()
 		if pl.v.Action == Forward { // finish's common case, without the call
 			rewrite(&p, &pl.to, pl.mss)
