@@ -54,9 +54,10 @@
 // kept buffer's place, and Keep refuses (returns nil) when the pool is
 // empty, so a slow egress port costs copies, never receive slots.
 //
-// A kept buffer is never written but through KeepWith: the receiving
-// driver relies on the CPU having only read it (or written what KeepWith
-// wrote back for DMA) when it takes the buffer back.
+// A lent buffer is never written but through KeepWith or the bytes
+// Rewrite returned: the receiving driver relies on the CPU having only
+// read it (or written what it writes back for DMA) when it takes the
+// buffer back.
 //
 // Calls into a Handler for one NIC, Receive and LinkChanged alike, are
 // serialised and made from the NIC's own receive context (its interrupt
@@ -251,6 +252,16 @@ type RxBuf interface {
 	// keeping nothing, when Keep would or when head is longer than the
 	// frame.
 	KeepWith(head []byte) TxBuf
+	// Rewrite lets the handler write the frame's first n bytes in place
+	// (a router rewriting headers without copying them out and back):
+	// it returns them, the frame's own memory, or nil, allowing no
+	// write, if n is beyond the frame or the call that lent the buffer
+	// has returned. The writes must be done before Keep, or before the
+	// call returns if the buffer is not kept; the driver makes them
+	// safe for DMA either way (written back with a kept buffer, so the
+	// TxBuf carries them, or before it receives into the buffer again).
+	// The rest of the frame stays read-only.
+	Rewrite(n int) []byte
 }
 
 // TxWaker is implemented by handlers that queue frames while the TX ring

@@ -19,8 +19,11 @@ import (
 type keeper struct {
 	nic  *NIC
 	hold bool
-	// head, if set, gives the header to keep the frame with (KeepWith).
-	head func(f []byte) []byte
+	// head, if set, gives the header to keep the frame with (KeepWith,
+	// or with inPlace written through Rewrite, then Keep; with noKeep
+	// too, written and not kept).
+	head            func(f []byte) []byte
+	inPlace, noKeep bool
 
 	mu      sync.Mutex
 	frames  [][]byte     // copies of every frame received
@@ -38,9 +41,17 @@ func (k *keeper) ReceiveBuf(f []byte, r gnet.RxBuf) {
 	defer k.mu.Unlock()
 	k.frames = append(k.frames, append([]byte(nil), f...))
 	var t gnet.TxBuf
-	if k.head != nil {
+	switch {
+	case k.head != nil && k.inPlace:
+		h := k.head(f)
+		copy(r.Rewrite(len(h)), h)
+		if k.noKeep {
+			return
+		}
+		t = r.Keep()
+	case k.head != nil:
 		t = r.KeepWith(k.head(f))
-	} else {
+	default:
 		t = r.Keep()
 	}
 	switch {
@@ -381,6 +392,59 @@ func TestHazardHandlerWritesFrame(t *testing.T) {
 		}
 	}
 	t.Fatalf("a handler wrote %d lent frames, and no write was caught", w.n)
+}
+
+// TestRewriteInPlace: a handler that writes rewritten headers into the
+// lent frame through Rewrite (as the router's NAT does) and keeps the
+// buffer gets it sent with the new headers, and one that writes them and
+// does not keep it leaves nothing behind for the chip to trip over: the
+// driver writes the lines back either way (without that, the model
+// reports the dirty lines, as in TestHazardHandlerWritesFrame).
+func TestRewriteInPlace(t *testing.T) {
+	for _, be := range []bool{false, true} {
+		r, k := keepRig(t, 5, be, false, false, func(c *Config) { c.RxSpares = 4 })
+		k.head, k.inPlace = rewrite, true
+		var want [][]byte
+		expect := map[string]int{}
+		for i := 0; i < 40; i++ {
+			f := frame(i, 100+i*30)
+			want = append(want, f)
+			expect[string(append(rewrite(f), f[40:]...))]++
+		}
+		deliver(t, r, k, want)
+		sent := k.received() - k.refused - k.txErr
+		for i := 0; i < sent; i++ {
+			select {
+			case f := <-r.sent:
+				if expect[string(f)] == 0 {
+					t.Fatalf("be=%v: sent a %d-byte frame without the rewritten header", be, len(f))
+				}
+				expect[string(f)]--
+			case <-time.After(5 * time.Second):
+				t.Fatalf("be=%v: %d of %d frames sent", be, i, sent)
+			}
+		}
+		if from := r.nic.Stats.TxFromRx.Load(); from == 0 || from != uint64(sent) {
+			t.Fatalf("be=%v: %d of %d kept frames sent from receive buffers", be, from, sent)
+		}
+		r.close()
+		for _, m := range r.misuses(t) {
+			t.Errorf("be=%v kept: %v", be, m)
+		}
+
+		r, k = keepRig(t, 6, be, false, false)
+		k.head, k.inPlace, k.noKeep = rewrite, true, true
+		want = nil
+		for i := 0; i < 20; i++ { // the 8-slot ring wraps twice
+			want = append(want, frame(i, 200))
+		}
+		deliver(t, r, k, want)
+		time.Sleep(5 * time.Millisecond)
+		r.close()
+		for _, m := range r.misuses(t) {
+			t.Errorf("be=%v not kept: %v", be, m)
+		}
+	}
 }
 
 // TestKeepReleaseAllocatesNothing: keeping a buffer (a spare refills its

@@ -139,7 +139,11 @@ type rxBuf struct {
 	// fresh: the buffer has not been handed to the chip since it was
 	// allocated, and the CPU may have written (zeroed) any of it.
 	fresh bool
-	frame [1][]byte // Segments while kept
+	// rewritten is how many of the frame's first bytes the handler may
+	// have written (Rewrite) while the buffer was lent: written back
+	// when it is kept or re-armed.
+	rewritten int
+	frame     [1][]byte // Segments while kept
 }
 
 const (
@@ -183,6 +187,7 @@ func (b *rxBuf) Keep() gnet.TxBuf {
 	n := b.owner
 	if n.hz.keepInRing() { // false in the shipped build
 		b.state, n.kept = rxKept, true
+		b.writeBack()
 		return b
 	}
 	s := n.pool.get()
@@ -193,7 +198,30 @@ func (b *rxBuf) Keep() gnet.TxBuf {
 	s.state = rxInRing
 	n.rx[b.slot] = s
 	b.state, n.kept = rxKept, true
+	b.writeBack()
 	return b
+}
+
+// Rewrite implements net.RxBuf: the frame's first n bytes, which the
+// handler writes in place; they are written back from the cache when the
+// buffer is kept (the chip sends them) or, if it is not, before the
+// buffer is re-armed (a dirty line evicted later would overwrite what the
+// chip receives into it).
+func (b *rxBuf) Rewrite(n int) []byte {
+	f := b.frame[0]
+	if b.state != rxLent || n < 0 || n > len(f) {
+		return nil
+	}
+	b.rewritten = max(b.rewritten, n)
+	return f[:n:n]
+}
+
+// writeBack cleans the lines Rewrite lent out.
+func (b *rxBuf) writeBack() {
+	if b.rewritten != 0 {
+		_ = b.m.SyncRange(busdma.PreWrite, 0, b.rewritten)
+		b.rewritten = 0
+	}
 }
 
 // KeepWith implements net.RxBuf: Keep, with head written over the
@@ -774,6 +802,7 @@ func (n *NIC) reapRx() {
 			// sent and released already): a spare took its place in
 			// n.rx[i].
 			if !n.kept {
+				s.writeBack()
 				s.state, s.frame[0] = rxInRing, nil
 			}
 			moved = n.kept

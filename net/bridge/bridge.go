@@ -188,9 +188,9 @@ type Config struct {
 	// Now returns a monotonic time in nanoseconds, read once per frame
 	// (FDB aging, storm control). The default reads the time package's
 	// monotonic clock; a platform whose clock is cheaper read another way
-	// passes that (net/router passes netstack.Nanotime, which on the
-	// gowrt kernel reads the CPU's counter instead of making a system
-	// call). Tests inject a fake clock.
+	// passes that (net/router passes netstack.CoarseNanotime, which on
+	// the gowrt kernel is a variable refreshed every 10 ms instead of a
+	// system call). Tests inject a fake clock.
 	Now func() int64
 }
 
@@ -254,6 +254,7 @@ type port struct {
 	// Written by this port's ingress path only.
 	scratch [ethHdrLen + tagLen]byte // egress header when a tag is added/changed
 	rx      ingress                  // the frame being bridged
+	fdb     slotCache                // the FDB slots this port's frames used last
 	flood   tokenBucket              // storm control
 	stats   PortStats
 }
@@ -492,7 +493,7 @@ func (b *Bridge) FDBFull() uint64 {
 
 // Lookup returns the port a station is learned on in VLAN vid.
 func (b *Bridge) Lookup(vid uint16, mac gnet.MAC) (int, bool) {
-	return b.fdb.learnLookup(0, false, 0, fdbKey(vid, mac[:]), true, b.now())
+	return b.fdb.learnLookup(0, false, 0, fdbKey(vid, mac[:]), true, b.now(), nil)
 }
 
 // Forwarded counts frames sent to exactly one known port.
@@ -587,7 +588,11 @@ func (b *Bridge) Input(in int, frame []byte) {
 		toHost, lookup = true, false
 	}
 	now := b.now()
-	out, known := b.fdb.learnLookup(src|uint64(vid)<<48, in != host, uint8(in), fdbKey(vid, dst), lookup, now)
+	var dstK uint64
+	if lookup {
+		dstK = fdbKey(vid, dst)
+	}
+	out, known := b.fdb.learnLookup(src|uint64(vid)<<48, in != host, uint8(in), dstK, lookup, now, &p.fdb)
 
 	switch {
 	case mcast && isLinkLocal(dst):

@@ -32,6 +32,12 @@ func (r *keptRx) KeepWith(head []byte) gnet.TxBuf {
 	copy(r.seg[0], head)
 	return r
 }
+func (r *keptRx) Rewrite(n int) []byte {
+	if n > len(r.seg[0]) {
+		return nil
+	}
+	return r.seg[0][:n:n]
+}
 func (r *keptRx) Segments() [][]byte { return r.seg[:] }
 func (r *keptRx) Len() int           { return len(r.seg[0]) }
 func (r *keptRx) Release()           { r.released++ }

@@ -10,18 +10,29 @@ import (
 
 // driverRx is an ingress driver's receive buffer offered for keeping
 // (net.RxBuf): KeepWith writes the head over the buffer and hands the
-// buffer out as a TxBuf.
+// buffer out as a TxBuf; Rewrite lends out the head, and the fake
+// remembers how much, so a test can check nothing beyond it was written.
 type driverRx struct {
-	buf      [gnet.RxBufSize]byte
-	seg      [1][]byte
-	keeps    int
-	released int
+	buf       [gnet.RxBufSize]byte
+	seg       [1][]byte
+	keeps     int
+	released  int
+	rewritten int
 }
 
 // lend puts f in the buffer and returns it as the borrowed frame.
 func (r *driverRx) lend(f []byte) []byte {
 	r.seg[0] = r.buf[:copy(r.buf[:], f)]
+	r.rewritten = 0
 	return r.seg[0]
+}
+
+func (r *driverRx) Rewrite(n int) []byte {
+	if n > len(r.seg[0]) {
+		return nil
+	}
+	r.rewritten = max(r.rewritten, n)
+	return r.seg[0][:n:n]
 }
 
 func (r *driverRx) Keep() gnet.TxBuf { r.keeps++; return r }
@@ -74,6 +85,8 @@ func TestLentKeepsDriverBuffer(t *testing.T) {
 		t.Fatal("kept packet not counted on the fast path")
 	case len(sent) != len(long) || !bytes.Equal(sent[14+20+8:], long[14+20+8:]):
 		t.Fatal("payload changed")
+	case rx.rewritten != 14+20+8:
+		t.Fatalf("%d bytes of the driver's buffer lent out for the rewrite, want the 42 of the headers", rx.rewritten)
 	}
 
 	short := frame(lanMAC, hostMAC, from, to, protoUDP, 64, udp(32))
@@ -83,8 +96,9 @@ func TestLentKeepsDriverBuffer(t *testing.T) {
 		t.Fatal("short packet not taken")
 	}
 	verify(t, g.wanNIC.take(t))
-	if rx.keeps != keeps || !bytes.Equal(lent, short) {
-		t.Fatalf("short packet: kept %d times, borrowed frame changed: %v", rx.keeps-keeps, !bytes.Equal(lent, short))
+	if rx.keeps != keeps || !bytes.Equal(lent, short) || rx.rewritten != 0 {
+		t.Fatalf("short packet: kept %d times, borrowed frame changed: %v, %d bytes lent out for writing",
+			rx.keeps-keeps, !bytes.Equal(lent, short), rx.rewritten)
 	}
 }
 

@@ -16,6 +16,13 @@ type tuple struct {
 	proto        uint8
 }
 
+// is reports whether t equals k, field by field: == on the struct is a
+// call to the generated equality function on mips32, about 20
+// instructions per lookup (natbench).
+func (t *tuple) is(k *tuple) bool {
+	return t.src == k.src && t.dst == k.dst && t.sport == k.sport && t.dport == k.dport && t.proto == k.proto
+}
+
 // inverse is the tuple a packet answering t carries.
 func (t tuple) inverse() tuple {
 	if Proto(t.proto) == ProtoICMP {

@@ -83,6 +83,55 @@ func TestIPHeaderChecksum(t *testing.T) {
 	}
 }
 
+// TestRewriteUpdatesIPChecksum: rewrite's incremental IPv4 header
+// checksum (RFC 1624) equals the header's recomputed checksum over
+// random headers, options included, every TTL a forwarded packet can
+// have and random address rewrites; and a header whose checksum was
+// wrong stays wrong by as much.
+func TestRewriteUpdatesIPChecksum(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 5000; i++ {
+		ihl := ipMinHeader + 4*r.IntN(11)
+		b := make([]byte, ihl+udpHeader)
+		for j := range b {
+			b[j] = byte(r.Uint32())
+		}
+		b[0] = 0x40 | byte(ihl/4)
+		b[ipOffTTL] = byte(2 + r.IntN(254))
+		b[ipOffProto] = uint8(ProtoUDP)
+		binary.BigEndian.PutUint16(b[ipOffTotLen:], uint16(len(b)))
+		binary.BigEndian.PutUint16(b[ipOffCsum:], ipHeaderChecksum(b[:ihl]))
+		damaged := i%4 == 3
+		if damaged {
+			b[ipOffCsum] ^= 0x10
+		}
+		p := packet{b: b, ihl: ihl, l4: ihl, t: tuple{
+			src: binary.BigEndian.Uint32(b[ipOffSrc:]), dst: binary.BigEndian.Uint32(b[ipOffDst:]), proto: uint8(ProtoUDP),
+			sport: binary.BigEndian.Uint16(b[ihl:]), dport: binary.BigEndian.Uint16(b[ihl+2:]),
+		}}
+		to := p.t
+		switch r.IntN(4) {
+		case 0:
+			to.src = r.Uint32()
+		case 1:
+			to.dst = r.Uint32()
+		case 2:
+			to.src, to.dst = r.Uint32(), r.Uint32()
+		} // 3: TTL only
+		ttl := b[ipOffTTL]
+		sumBefore := refSum(b[:ihl]) // 0xffff if the checksum verifies
+		rewrite(&p, &to, 0)
+		got := binary.BigEndian.Uint16(b[ipOffCsum:])
+		if want := ipHeaderChecksum(b[:ihl]); b[ipOffTTL] != ttl-1 || (!damaged && got != want) {
+			t.Fatalf("%d-byte header, TTL %d: checksum %#04x after rewrite, recomputed %#04x", ihl, ttl, got, want)
+		}
+		if sumAfter := refSum(b[:ihl]); sumAfter != sumBefore {
+			t.Fatalf("%d-byte header, TTL %d, damaged %v: header sums to %#04x after rewrite, %#04x before",
+				ihl, ttl, damaged, sumAfter, sumBefore)
+		}
+	}
+}
+
 func TestSNATTCPRoundTrip(t *testing.T) {
 	tb, _ := newTable(t, Config{}, homePolicy(0))
 	syn := tcpPkt(ap(hostA, 40000), ap(remote, 443), tcpSYN, 1000, 0, nil, 0)

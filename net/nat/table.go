@@ -68,7 +68,7 @@ func (t *Table) lookup(k tuple, now int64) (*Conn, Dir) {
 	for n := *t.bucket(k); n != nilNode; {
 		c := &t.conns[n>>1]
 		d := Dir(n & 1)
-		if c.tuple[d] == k {
+		if c.tuple[d].is(&k) {
 			if now-c.expires >= 0 {
 				t.remove(c)
 				t.expired.Add(1)

@@ -343,7 +343,7 @@ func New(cfg Config) (*Router, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	br, err := bridge.New(bridge.Config{MAC: cfg.BridgeMAC, FloodRate: cfg.FloodRate, Now: netstack.Nanotime})
+	br, err := bridge.New(bridge.Config{MAC: cfg.BridgeMAC, FloodRate: cfg.FloodRate, Now: netstack.CoarseNanotime})
 	if err != nil {
 		return nil, fmt.Errorf("router: br-lan: %w", err)
 	}

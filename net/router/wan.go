@@ -74,12 +74,12 @@ func (r *Router) newForwarder() error {
 		natCfg.MaxConns = natConnsForRAM()
 	}
 	if natCfg.Now == nil {
-		// The connection table reads the clock per packet: on the gowrt
-		// kernel the runtime's clock is a trap per read, while
-		// netstack.Nanotime reads CP0 Count (the standard clock
-		// elsewhere). The forwarding layer links no stack, so the
-		// router, which has one, picks the clock.
-		natCfg.Now = netstack.Nanotime
+		// The connection table reads the clock per packet and counts
+		// in seconds: on the gowrt kernel the runtime's clock is a trap
+		// per read, while netstack.CoarseNanotime is a few loads (the
+		// standard clock elsewhere). The forwarding layer links no
+		// stack, so the router, which has one, picks the clock.
+		natCfg.Now = netstack.CoarseNanotime
 	}
 	f, err := forward.New(forward.Config{NAT: natCfg, Rules: rules, Resolver: stackResolver{r.s}})
 	if err != nil {
