@@ -157,27 +157,32 @@ func (c *Conn) Established() bool { return c.flags.Load()&flagReplied != 0 }
 // nothing is cached for the connection's current generation. It never
 // blocks and never allocates.
 func (c *Conn) Hop(d Dir) Hop {
-	hc := &c.hop[d&1]
+	w0, w1, w2, w3, g := c.hop[d&1].load()
+	cur := c.gen.Load()
+	if g != cur || w0>>31 == 0 {
+		return Hop{Gen: cur}
+	}
+	return Hop{
+		Valid: true,
+		Out:   Iface(w0 >> 16),
+		Dst:   [6]byte{byte(w0 >> 8), byte(w0), byte(w1 >> 24), byte(w1 >> 16), byte(w1 >> 8), byte(w1)},
+		Src:   [6]byte{byte(w2 >> 24), byte(w2 >> 16), byte(w2 >> 8), byte(w2), byte(w3 >> 24), byte(w3 >> 16)},
+		Gen:   g,
+	}
+}
+
+// load reads the cache's words consistently: a seqlock read, retried
+// while SetHop writes (odd sequence) or if it wrote meanwhile.
+func (hc *hopCache) load() (w0, w1, w2, w3, g uint32) {
 	for {
 		s := hc.seq.Load()
 		if s&1 != 0 {
 			runtime.Gosched()
 			continue
 		}
-		w0, w1, w2, w3, g := hc.w[0].Load(), hc.w[1].Load(), hc.w[2].Load(), hc.w[3].Load(), hc.w[4].Load()
-		if hc.seq.Load() != s {
-			continue
-		}
-		cur := c.gen.Load()
-		if g != cur || w0>>31 == 0 {
-			return Hop{Gen: cur}
-		}
-		return Hop{
-			Valid: true,
-			Out:   Iface(w0 >> 16),
-			Dst:   [6]byte{byte(w0 >> 8), byte(w0), byte(w1 >> 24), byte(w1 >> 16), byte(w1 >> 8), byte(w1)},
-			Src:   [6]byte{byte(w2 >> 24), byte(w2 >> 16), byte(w2 >> 8), byte(w2), byte(w3 >> 24), byte(w3 >> 16)},
-			Gen:   g,
+		w0, w1, w2, w3, g = hc.w[0].Load(), hc.w[1].Load(), hc.w[2].Load(), hc.w[3].Load(), hc.w[4].Load()
+		if hc.seq.Load() == s {
+			return w0, w1, w2, w3, g
 		}
 	}
 }
@@ -236,27 +241,16 @@ func (v *Verdict) PutHop(eth []byte) bool {
 	if c == nil || len(eth) < 12 {
 		return false
 	}
-	hc := &c.hop[v.Dir&1]
-	for {
-		s := hc.seq.Load()
-		if s&1 != 0 {
-			runtime.Gosched()
-			continue
-		}
-		w0, w1, w2, w3, g := hc.w[0].Load(), hc.w[1].Load(), hc.w[2].Load(), hc.w[3].Load(), hc.w[4].Load()
-		if hc.seq.Load() != s {
-			continue
-		}
-		// The Conn's current generation is v.Gen's while the cached one
-		// is: SetHop stores only hops of the current generation.
-		if g != v.Gen || g != c.gen.Load() || w0>>31 == 0 || Iface(w0>>16) != v.Out {
-			return false
-		}
-		eth = eth[:12]
-		eth[0], eth[1], eth[2], eth[3], eth[4], eth[5] = byte(w0>>8), byte(w0), byte(w1>>24), byte(w1>>16), byte(w1>>8), byte(w1)
-		eth[6], eth[7], eth[8], eth[9], eth[10], eth[11] = byte(w2>>24), byte(w2>>16), byte(w2>>8), byte(w2), byte(w3>>24), byte(w3>>16)
-		return true
+	w0, w1, w2, w3, g := c.hop[v.Dir&1].load()
+	// The Conn's current generation is v.Gen's while the cached one
+	// is: SetHop stores only hops of the current generation.
+	if g != v.Gen || g != c.gen.Load() || w0>>31 == 0 || Iface(w0>>16) != v.Out {
+		return false
 	}
+	eth = eth[:12]
+	eth[0], eth[1], eth[2], eth[3], eth[4], eth[5] = byte(w0>>8), byte(w0), byte(w1>>24), byte(w1>>16), byte(w1>>8), byte(w1)
+	eth[6], eth[7], eth[8], eth[9], eth[10], eth[11] = byte(w2>>24), byte(w2>>16), byte(w2>>8), byte(w2), byte(w3>>24), byte(w3>>16)
+	return true
 }
 
 // SetHop caches h for the verdict's connection and direction, unless the

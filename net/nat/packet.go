@@ -63,39 +63,20 @@ type packet struct {
 	t        tuple
 }
 
-// parseIP validates the IPv4 header of b and fills p's IP fields. It
-// returns Malformed when the lengths do not add up.
-func (p *packet) parseIP(b []byte) DropReason {
-	if len(b) < ipMinHeader || b[0]>>4 != 4 {
-		return Malformed
-	}
-	ihl := int(b[0]&0x0f) * 4
-	tot := int(binary.BigEndian.Uint16(b[ipOffTotLen:]))
-	if ihl < ipMinHeader || tot < ihl || tot > len(b) {
-		return Malformed
-	}
-	p.b = b[:tot]
-	p.ihl = ihl
-	p.l4 = ihl
-	frag := binary.BigEndian.Uint16(b[ipOffFrag:])
-	p.firstFr = frag&ipFragOffset == 0
-	p.frag = frag&(ipFlagMF|ipFragOffset) != 0
-	p.t = tuple{
-		src:   binary.BigEndian.Uint32(b[ipOffSrc:]),
-		dst:   binary.BigEndian.Uint32(b[ipOffDst:]),
-		proto: b[ipOffProto],
-	}
-	return ReasonNone
-}
-
 // parse validates the IPv4 header and, for unfragmented packets and
 // first fragments, the transport header, and builds the packet's tuple.
 // A first fragment must hold the whole TCP header (RFC 1858 section 3.2:
 // tiny fragments that split it are refused) or UDP header; its UDP length
 // covers the whole datagram, so it is not checked against the fragment.
-func (p *packet) parse(b []byte) DropReason {
-	// parseIP, written out: parse runs for every packet, and a call
-	// costs a score of instructions on mips32.
+func (p *packet) parse(b []byte) DropReason { return p.parseHeaders(b, true) }
+
+// parseIP validates the IPv4 header of b and fills p's IP fields only.
+func (p *packet) parseIP(b []byte) DropReason { return p.parseHeaders(b, false) }
+
+// parseHeaders is parse, or parseIP when transport is false: one body,
+// not an IP parser parse calls, because it runs for every packet and a
+// call costs a score of instructions on mips32.
+func (p *packet) parseHeaders(b []byte, transport bool) DropReason {
 	if len(b) < ipMinHeader || b[0]>>4 != 4 {
 		return Malformed
 	}
@@ -115,7 +96,7 @@ func (p *packet) parse(b []byte) DropReason {
 		dst:   binary.BigEndian.Uint32(b[ipOffDst:]),
 		proto: b[ipOffProto],
 	}
-	if p.frag && !p.firstFr {
+	if !transport || (p.frag && !p.firstFr) {
 		return ReasonNone
 	}
 	l4 := p.b[p.l4:]
