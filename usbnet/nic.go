@@ -70,6 +70,11 @@ type Hooks struct {
 	// transfer of the pipe is submitted. Without it a stalled endpoint
 	// stays stalled and its frames are counted lost.
 	ClearHalt func(p usb.Pipe) error
+	// Gone reports whether the device was unplugged (usb.Device.Gone).
+	// Without it Gone sees an unplug only when a transfer fails with
+	// usb.ErrGone, and a teardown that cancels every transfer first
+	// (the core's order) leaves none to fail.
+	Gone func() bool
 }
 
 // Config describes one USB Ethernet port to the framework. The pipes
@@ -803,9 +808,11 @@ func (n *NIC) stop() {
 // beside the NIC.
 func (n *NIC) Pipes() (in, out, status usb.Pipe) { return n.cfg.In, n.cfg.Out, n.cfg.Status }
 
-// Gone reports whether the device was unplugged (a transfer ended with
-// usb.ErrGone).
-func (n *NIC) Gone() bool { return n.gone.Load() }
+// Gone reports whether the device was unplugged: a transfer ended with
+// usb.ErrGone, or Hooks.Gone says so.
+func (n *NIC) Gone() bool {
+	return n.gone.Load() || (n.cfg.Hooks.Gone != nil && n.cfg.Hooks.Gone())
+}
 
 // Counters implements net.CounterReader.
 func (n *NIC) Counters() gnet.Counters {

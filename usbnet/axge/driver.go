@@ -144,6 +144,7 @@ func (drv *Driver) Attach(d *usb.Device) (usb.Attachment, error) {
 		Hooks: usbnet.Hooks{
 			StopMAC:   func() { _ = chip.Stop() },
 			ClearHalt: d.ClearHalt,
+			Gone:      d.Gone,
 		},
 		MAC:         chip.MAC(),
 		RxTransfers: drv.cfg.RxTransfers, RxSize: RxSize,

@@ -239,7 +239,7 @@ func (dr *Driver) Attach(d *usb.Device) (usb.Attachment, error) {
 	cfg := usbnet.Config{
 		Name: p.Name, In: in, Out: out, Framing: p.Framing, MAC: mac, MTU: mtu,
 		RxTransfers: dr.RxTransfers, TxQueue: dr.TxQueue,
-		Hooks: usbnet.Hooks{StopMAC: p.stopFunction, ClearHalt: d.ClearHalt},
+		Hooks: usbnet.Hooks{StopMAC: p.stopFunction, ClearHalt: d.ClearHalt, Gone: d.Gone},
 	}
 	if status != nil {
 		cfg.Status = status // Link starts down until NETWORK_CONNECTION says otherwise.

@@ -104,11 +104,12 @@ func ax88179BehindHub(t *testing.T, o rigOpts) {
 
 	// The chip pulled out of the hub: the status-change endpoint tells.
 	// (Its transfers fail with transaction errors, not ErrGone, as on the
-	// hardware: the device is gone, the NIC stopped without carrier.)
+	// hardware; the NIC learns the device is gone from the core, through
+	// Hooks.Gone, and stopped without carrier.)
 	hub.Unplug(2)
 	select {
 	case p := <-detached:
-		if p != port || !p.Device.Gone() || p.NIC.Link().Up {
+		if p != port || !p.Device.Gone() || !p.NIC.Gone() || p.NIC.Link().Up {
 			t.Fatal("detached the wrong port, or it is not gone, or it kept its carrier")
 		}
 	case <-time.After(15 * time.Second):

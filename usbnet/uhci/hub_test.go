@@ -144,7 +144,7 @@ func TestECMBehindHubOverUHCIModel(t *testing.T) {
 	model.Unplug(1)
 	select {
 	case p := <-detached:
-		if p != port || !p.Device.Gone() {
+		if p != port || !p.Device.Gone() || !p.NIC.Gone() {
 			t.Fatal("wrong port detached, or not gone")
 		}
 	case <-time.After(15 * time.Second):
