@@ -298,7 +298,9 @@ func TestInteropDnsmasq(t *testing.T) {
 	if r.Lease.Addr != l.Addr || !r.Lease.Obtained.After(l.Obtained) || r.Lease.Obtained.Sub(l.Obtained) < 3*time.Second {
 		t.Fatalf("renewed %+v after %+v", r.Lease, l)
 	}
-	if !strings.Contains(log.String(), "DHCPREQUEST(vs) "+l.Addr.Addr().String()) {
+	// dnsmasq logs the request before it answers, but its log reaches
+	// us through a pipe and a goroutine: allow it a moment.
+	if !eventually(5*time.Second, func() bool { return strings.Contains(log.String(), "DHCPREQUEST(vs) "+l.Addr.Addr().String()) }) {
 		t.Fatalf("dnsmasq saw no renewal request:\n%s", log.String())
 	}
 
@@ -327,7 +329,17 @@ func TestInteropDnsmasq(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if !strings.Contains(log.String(), "DHCPRELEASE(vs) "+l.Addr.Addr().String()) {
+	if !eventually(5*time.Second, func() bool { return strings.Contains(log.String(), "DHCPRELEASE(vs) "+l.Addr.Addr().String()) }) {
 		t.Fatalf("dnsmasq logged no release:\n%s", log.String())
 	}
+}
+
+// eventually polls cond until it holds or d has passed.
+func eventually(d time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }
