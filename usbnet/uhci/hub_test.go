@@ -120,6 +120,14 @@ func TestECMBehindHubOverUHCIModel(t *testing.T) {
 			t.Fatalf("frame %d differs", i)
 		}
 	}
+	// Transmit needs carrier, which the function's NETWORK_CONNECTION
+	// notification brings, on its own interrupt endpoint: it may trail
+	// the first received frames.
+	for deadline := time.Now().Add(10 * time.Second); !port.NIC.Link().Up; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no carrier after 10 s")
+		}
+	}
 	for i, n := range sizes {
 		f := hubFrame(n, byte(50+i))
 		for {
