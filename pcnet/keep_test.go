@@ -402,39 +402,11 @@ func TestHazardHandlerWritesFrame(t *testing.T) {
 // reports the dirty lines, as in TestHazardHandlerWritesFrame).
 func TestRewriteInPlace(t *testing.T) {
 	for _, be := range []bool{false, true} {
-		r, k := keepRig(t, 5, be, false, false, func(c *Config) { c.RxSpares = 4 })
-		k.head, k.inPlace = rewrite, true
-		var want [][]byte
-		expect := map[string]int{}
-		for i := 0; i < 40; i++ {
-			f := frame(i, 100+i*30)
-			want = append(want, f)
-			expect[string(append(rewrite(f), f[40:]...))]++
-		}
-		deliver(t, r, k, want)
-		sent := k.received() - k.refused - k.txErr
-		for i := 0; i < sent; i++ {
-			select {
-			case f := <-r.sent:
-				if expect[string(f)] == 0 {
-					t.Fatalf("be=%v: sent a %d-byte frame without the rewritten header", be, len(f))
-				}
-				expect[string(f)]--
-			case <-time.After(5 * time.Second):
-				t.Fatalf("be=%v: %d of %d frames sent", be, i, sent)
-			}
-		}
-		if from := r.nic.Stats.TxFromRx.Load(); from == 0 || from != uint64(sent) {
-			t.Fatalf("be=%v: %d of %d kept frames sent from receive buffers", be, from, sent)
-		}
-		r.close()
-		for _, m := range r.misuses(t) {
-			t.Errorf("be=%v kept: %v", be, m)
-		}
+		checkRewrittenSent(t, 5, be, true)
 
-		r, k = keepRig(t, 6, be, false, false)
+		r, k := keepRig(t, 6, be, false, false)
 		k.head, k.inPlace, k.noKeep = rewrite, true, true
-		want = nil
+		var want [][]byte
 		for i := 0; i < 20; i++ { // the 8-slot ring wraps twice
 			want = append(want, frame(i, 200))
 		}
@@ -490,34 +462,43 @@ func rewrite(f []byte) []byte {
 // the buffers, written by the CPU, are re-armed without a misuse.
 func TestKeepWithRewrittenHeader(t *testing.T) {
 	for _, be := range []bool{false, true} {
-		r, k := keepRig(t, 4, be, false, false, func(c *Config) { c.RxSpares = 4 })
-		k.head = rewrite
-		var want [][]byte
-		expect := map[string]int{}
-		for i := 0; i < 40; i++ {
-			f := frame(i, 100+i*30)
-			want = append(want, f)
-			expect[string(append(rewrite(f), f[40:]...))]++
-		}
-		deliver(t, r, k, want)
-		sent := k.received() - k.refused - k.txErr
-		for i := 0; i < sent; i++ {
-			select {
-			case f := <-r.sent:
-				if expect[string(f)] == 0 {
-					t.Fatalf("be=%v: sent a %d-byte frame without the rewritten header", be, len(f))
-				}
-				expect[string(f)]--
-			case <-time.After(5 * time.Second):
-				t.Fatalf("be=%v: %d of %d frames sent", be, i, sent)
+		checkRewrittenSent(t, 4, be, false)
+	}
+}
+
+// checkRewrittenSent runs 40 frames through a handler that rewrites each
+// one's header, in place (Rewrite) or with KeepWith, and keeps it: every
+// kept frame must leave from its receive buffer with the new header, and
+// the model must see no misuse.
+func checkRewrittenSent(t *testing.T, seed uint64, be, inPlace bool) {
+	t.Helper()
+	r, k := keepRig(t, seed, be, false, false, func(c *Config) { c.RxSpares = 4 })
+	k.head, k.inPlace = rewrite, inPlace
+	var want [][]byte
+	expect := map[string]int{}
+	for i := 0; i < 40; i++ {
+		f := frame(i, 100+i*30)
+		want = append(want, f)
+		expect[string(append(rewrite(f), f[40:]...))]++
+	}
+	deliver(t, r, k, want)
+	sent := k.received() - k.refused - k.txErr
+	for i := 0; i < sent; i++ {
+		select {
+		case f := <-r.sent:
+			if expect[string(f)] == 0 {
+				t.Fatalf("be=%v in place=%v: sent a %d-byte frame without the rewritten header", be, inPlace, len(f))
 			}
+			expect[string(f)]--
+		case <-time.After(5 * time.Second):
+			t.Fatalf("be=%v in place=%v: %d of %d frames sent", be, inPlace, i, sent)
 		}
-		if from := r.nic.Stats.TxFromRx.Load(); from == 0 || from != uint64(sent) {
-			t.Fatalf("be=%v: %d of %d kept frames sent from receive buffers", be, from, sent)
-		}
-		r.close()
-		for _, m := range r.misuses(t) {
-			t.Errorf("be=%v: %v", be, m)
-		}
+	}
+	if from := r.nic.Stats.TxFromRx.Load(); from == 0 || from != uint64(sent) {
+		t.Fatalf("be=%v in place=%v: %d of %d kept frames sent from receive buffers", be, inPlace, from, sent)
+	}
+	r.close()
+	for _, m := range r.misuses(t) {
+		t.Errorf("be=%v in place=%v: %v", be, inPlace, m)
 	}
 }
