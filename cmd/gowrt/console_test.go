@@ -7,9 +7,41 @@ import (
 	"time"
 )
 
+// TestConsoleWaiting: the echo loop counts as waiting only while it is in
+// Read and the pipe holds nothing unread (FIONREAD).
+func TestConsoleWaiting(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	c := &consoleReader{r: pr}
+	if c.waiting() {
+		t.Fatal("waiting before the echo loop reads")
+	}
+	c.inRead.Store(true) // as while the echo loop is blocked in Read
+	if !c.waiting() {
+		t.Fatal("not waiting on an empty pipe")
+	}
+	if _, err := pw.Write([]byte("one\n")); err != nil {
+		t.Fatal(err)
+	}
+	if c.waiting() {
+		t.Fatal("waiting with a line in the pipe")
+	}
+	buf := make([]byte, 16)
+	if n, err := pr.Read(buf); err != nil || n != 4 {
+		t.Fatalf("draining the pipe: %d, %v", n, err)
+	}
+	if !c.waiting() {
+		t.Fatal("not waiting once the pipe is empty again")
+	}
+}
+
 // TestConsoleCaughtUp: the page announcement's wait (caughtUp) holds while
-// console lines sit in the pipe or in the echo loop's scanner, and ends
-// once every line is echoed.
+// the echo loop holds console lines it has not printed, and ends once
+// every line is echoed.
 func TestConsoleCaughtUp(t *testing.T) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -17,9 +49,6 @@ func TestConsoleCaughtUp(t *testing.T) {
 	}
 	defer pr.Close()
 	c := &consoleReader{r: pr}
-	if c.caughtUp() {
-		t.Fatal("caught up before the echo loop read anything")
-	}
 	release := make(chan struct{})
 	echoed := make(chan string, 8)
 	go func() {
@@ -32,7 +61,7 @@ func TestConsoleCaughtUp(t *testing.T) {
 	}()
 	waitCaughtUp := func(what string) {
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); !c.caughtUp(); time.Sleep(time.Millisecond) {
+		for deadline := time.Now().Add(5 * time.Second); !c.caughtUp(); {
 			if time.Now().After(deadline) {
 				t.Fatalf("not caught up %s", what)
 			}
@@ -42,17 +71,17 @@ func TestConsoleCaughtUp(t *testing.T) {
 	if _, err := pw.Write([]byte("one\ntwo\n")); err != nil {
 		t.Fatal(err)
 	}
-	// Unread in the pipe, or read and held by the scanner: not yet.
-	for range 20 {
-		if c.caughtUp() {
-			t.Fatal("caught up with two lines not echoed")
+	// Once the scanner has both lines (the pipe empty, the loop out of
+	// Read and holding the first), the wait must hold.
+	for deadline := time.Now().Add(5 * time.Second); c.reads.Load() < 1 || c.inRead.Load(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the scanner did not read the lines")
 		}
-		time.Sleep(5 * time.Millisecond)
+	}
+	if c.caughtUp() {
+		t.Fatal("caught up with two lines not echoed")
 	}
 	release <- struct{}{}
-	if c.caughtUp() {
-		t.Fatal("caught up with one line not echoed")
-	}
 	release <- struct{}{}
 	if a, b := <-echoed, <-echoed; a != "one" || b != "two" {
 		t.Fatalf("echoed %q, %q", a, b)

@@ -193,13 +193,15 @@ const consoleQuiet = 500 * time.Millisecond
 type consoleReader struct {
 	r      io.Reader
 	inRead atomic.Bool
-	last   atomic.Int64 // when a Read last returned bytes (UnixNano)
+	reads  atomic.Uint64 // Reads returned
+	last   atomic.Int64  // when a Read last returned bytes (UnixNano)
 }
 
 func (c *consoleReader) Read(p []byte) (int, error) {
 	c.inRead.Store(true)
 	n, err := c.r.Read(p)
 	c.inRead.Store(false)
+	c.reads.Add(1)
 	if n > 0 {
 		c.last.Store(time.Now().UnixNano())
 	}
@@ -209,14 +211,32 @@ func (c *consoleReader) Read(p []byte) (int, error) {
 // quietFor reports whether the console is caught up and has printed
 // nothing for d.
 func (c *consoleReader) quietFor(d time.Duration) bool {
-	return c.caughtUp() && time.Since(time.Unix(0, c.last.Load())) >= d
+	return time.Since(time.Unix(0, c.last.Load())) >= d && c.caughtUp()
 }
+
+// consoleSettle is how long caughtUp watches the echo loop stay put: a
+// Read that took bytes from the pipe as caughtUp looked returns well
+// within it.
+const consoleSettle = 20 * time.Millisecond
 
 // caughtUp reports whether the echo loop has printed every line QEMU
 // wrote to the console so far: its scanner, which reads only when it
-// holds no whole line, waits in Read on an empty pipe (FIONREAD). For a
-// pipe it cannot ask, it reports true.
+// holds no whole line, waits in Read on an empty pipe, and stays there
+// for consoleSettle. (From outside, a Read that has just emptied the pipe
+// looks like one waiting on it until it returns.)
 func (c *consoleReader) caughtUp() bool {
+	r := c.reads.Load()
+	if !c.waiting() {
+		return false
+	}
+	time.Sleep(consoleSettle)
+	return c.reads.Load() == r && c.waiting()
+}
+
+// waiting reports whether the echo loop is in Read and the pipe holds
+// nothing unread (FIONREAD). For a pipe it cannot ask, the pipe counts as
+// empty.
+func (c *consoleReader) waiting() bool {
 	if !c.inRead.Load() {
 		return false
 	}
@@ -228,11 +248,11 @@ func (c *consoleReader) caughtUp() bool {
 	if err != nil {
 		return true
 	}
-	caught := true
+	empty := true
 	_ = raw.Control(func(fd uintptr) {
 		if n, ok := pipePending(fd); ok {
-			caught = n == 0
+			empty = n == 0
 		}
 	})
-	return caught
+	return empty
 }
