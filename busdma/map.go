@@ -26,8 +26,14 @@ type Map struct {
 	bounce     []byte // borrowed from the tag while loaded
 	bounceAddr uint64
 	bounceUsed int
-	recs       []bounceRec
-	xlated     []uint64 // translated client addresses to release
+	recs       []bounceRec // made on the first bounce (cap maxFrags)
+	// xlated holds the translated client addresses to release. Most maps
+	// (a driver's ring buffers) translate one address per load, so it
+	// starts in xlated1 and grows to maxXlated only for a map that needs
+	// it: a ring of hundreds of maps then costs a few KiB, not one KiB
+	// per map.
+	xlated  []uint64
+	xlated1 [1]uint64
 
 	// Bounced counts loads that needed the bounce buffer.
 	Bounced uint64
@@ -39,13 +45,28 @@ const maxFrags = 32
 
 // NewMap returns an unloaded map for t.
 func (t *Tag) NewMap() (*Map, error) {
-	return &Map{
+	m := &Map{
 		tag:    t,
 		segs:   make([]Segment, 0, t.cfg.MaxSegments),
 		segCPU: make([][]byte, 0, t.cfg.MaxSegments),
-		recs:   make([]bounceRec, 0, maxFrags),
-		xlated: make([]uint64, 0, maxFrags+t.cfg.MaxSegments),
-	}, nil
+	}
+	m.xlated = m.xlated1[:0]
+	return m, nil
+}
+
+// maxXlated bounds the translations of one load: one per fragment plus one
+// per extra segment a fragment crossing pages needs.
+func (m *Map) maxXlated() int { return maxFrags + m.tag.cfg.MaxSegments }
+
+// addXlated records a translated address to release at unload; the first
+// load that needs more than one grows the list to its bound, once.
+func (m *Map) addXlated(a uint64) {
+	if len(m.xlated) == cap(m.xlated) {
+		grown := make([]uint64, len(m.xlated), max(m.maxXlated(), 2*len(m.xlated)))
+		copy(grown, m.xlated)
+		m.xlated = grown
+	}
+	m.xlated = append(m.xlated, a)
 }
 
 // Loaded reports whether the map holds a buffer.
@@ -145,7 +166,7 @@ func (m *Map) direct(f []byte, last bool) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("busdma: tag %q: %w", t.cfg.Name, err)
 		}
-		m.xlated = append(m.xlated, addr)
+		m.addXlated(addr)
 		if contig <= 0 || contig > len(rest) {
 			return false, fmt.Errorf("busdma: tag %q: platform translated %d of %d bytes", t.cfg.Name, contig, len(rest))
 		}
@@ -157,7 +178,7 @@ func (m *Map) direct(f []byte, last bool) (bool, error) {
 			return false, nil
 		}
 		rest = rest[contig:]
-		if len(m.xlated) == cap(m.xlated) && len(rest) > 0 {
+		if len(m.xlated) == m.maxXlated() && len(rest) > 0 {
 			return false, nil
 		}
 	}
@@ -214,6 +235,9 @@ func (m *Map) bounceFrom(frags [][]byte) error {
 	}
 	start := roundUp(m.bounceUsed, max(t.line, t.cfg.Alignment))
 	off := start
+	if m.recs == nil {
+		m.recs = make([]bounceRec, 0, maxFrags)
+	}
 	for _, f := range frags {
 		if len(m.recs) == cap(m.recs) {
 			return fmt.Errorf("%w: tag %q: too many bounced fragments", ErrTooManySegs, t.cfg.Name)
