@@ -110,8 +110,11 @@ func main() {
 	for {
 		time.Sleep(2 * time.Second)
 		if in, err := kernel.ReadInfo(); err == nil {
-			fmt.Printf("ram: %d KiB total, %d KiB used, peak %d KiB, returned %d KiB, heap limit %d KiB\n",
-				in.RAM>>10, in.RAMUsed>>10, in.RAMPeak>>10, in.Returned>>10, debug.SetMemoryLimit(-1)>>10)
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			fmt.Printf("ram: %d KiB total, %d KiB used, peak %d KiB, returned %d KiB, heap limit %d KiB; go: heap %d KiB in use, stacks %d KiB, runtime %d KiB mapped less %d KiB released\n",
+				in.RAM>>10, in.RAMUsed>>10, in.RAMPeak>>10, in.Returned>>10, debug.SetMemoryLimit(-1)>>10,
+				ms.HeapInuse>>10, ms.StackInuse>>10, ms.Sys>>10, ms.HeapReleased>>10)
 			fmt.Printf("kernel: %d syscalls, %d traps, %d interrupts, %d switches, %d page faults\n",
 				in.Syscalls-last.Syscalls, in.Traps-last.Traps, in.Interrupts-last.Interrupts,
 				in.Switches-last.Switches, in.PageFaults-last.PageFaults)
