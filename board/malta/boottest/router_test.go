@@ -133,6 +133,9 @@ func init() {
 		if code, ok := connsClient(); ok {
 			return code, ok
 		}
+		if code, ok := sinkServer(); ok {
+			return code, ok
+		}
 		return xferClient()
 	}
 }
