@@ -83,11 +83,14 @@ var routerFeatures = []struct {
 	{"math/big", []string{"math/big"}},
 }
 
-// TestRouterFootprint builds examples/router and examples/hello for
-// malta-be, checks that the footprint's parts add up to its load segments,
-// and logs the router's sizes against the 4 MiB-flash goal and what each
-// feature's imports cost (bytes of symbols, plus the function tables'
-// share in proportion).
+// TestRouterFootprint builds examples/router (the whole firmware: router,
+// web UI, SSH, console shell, upgrades), the router alone as the 16 MiB
+// board runs it (board/malta/boottest/progs/routertest, the image
+// TestRouterSmallRAM boots) and examples/hello for malta-be, checks that
+// each footprint's parts add up to its load segments, and logs their sizes
+// against the 4 MiB-flash goal and what each of the firmware's features'
+// imports cost (bytes of symbols, plus the function tables' share in
+// proportion).
 func TestRouterFootprint(t *testing.T) {
 	root, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
@@ -97,9 +100,13 @@ func TestRouterFootprint(t *testing.T) {
 	b, _ := LookupBoard("malta-be")
 	fps := map[string]Footprint{}
 	imgs := map[string]string{}
-	for _, prog := range []string{"hello", "router"} {
+	for _, prog := range []string{"hello", "router", "routertest"} {
+		pkg := "./examples/" + prog
+		if prog == "routertest" {
+			pkg = "./board/malta/boottest/progs/routertest"
+		}
 		img := filepath.Join(t.TempDir(), prog+".elf")
-		if err := Build(context.Background(), b, dir, "./examples/"+prog, img); err != nil {
+		if err := Build(context.Background(), b, dir, pkg, img); err != nil {
 			t.Fatal(err)
 		}
 		fp, err := ReadFootprint(img)
@@ -122,12 +129,13 @@ func TestRouterFootprint(t *testing.T) {
 		if xz <= 0 || uint64(xz) >= fp.Load {
 			t.Errorf("%s: xz %d bytes of %d", prog, xz, fp.Load)
 		}
-		t.Logf("%-6s ELF %5.2f MiB; load %5.2f MiB (text %.2f, rodata %.2f, pclntab %.2f, data %.2f; BSS %.2f not loaded); RAM at boot %5.2f MiB; xz %5.2f MiB (flash goal 4 MiB)",
+		t.Logf("%-10s ELF %5.2f MiB; load %5.2f MiB (text %.2f, rodata %.2f, pclntab %.2f, data %.2f; BSS %.2f not loaded); RAM at boot %5.2f MiB; xz %5.2f MiB (flash goal 4 MiB)",
 			prog, mib(uint64(fp.File)), mib(fp.Load), mib(fp.Text), mib(fp.ROData), mib(fp.PCLNTab), mib(fp.Data), mib(fp.BSS), mib(fp.RAM), mib(uint64(xz)))
 		fps[prog], imgs[prog] = fp, img
 	}
-	if fps["router"].Load <= fps["hello"].Load {
-		t.Errorf("the router (%d) is no larger than hello (%d)", fps["router"].Load, fps["hello"].Load)
+	if fps["router"].Load <= fps["routertest"].Load || fps["routertest"].Load <= fps["hello"].Load {
+		t.Errorf("load segments: firmware %d, router alone %d, hello %d: not in that order",
+			fps["router"].Load, fps["routertest"].Load, fps["hello"].Load)
 	}
 
 	// Per feature: the packages only it brings in, and their bytes.
