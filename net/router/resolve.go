@@ -74,9 +74,18 @@ func exchangeA(ctx context.Context, conn net.Conn, host string) ([]netip.Addr, e
 		return nil, err
 	}
 	// A cancelled ctx ends the wait at once: a deadline in the past
-	// fails the pending read.
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
+	// fails the pending read. If that has begun, it is waited for, so
+	// it cannot land on the conn's next use.
+	cancelled := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		conn.SetDeadline(time.Unix(1, 0))
+		close(cancelled)
+	})
+	defer func() {
+		if !stop() {
+			<-cancelled
+		}
+	}()
 
 	if _, err := conn.Write(msg); err != nil {
 		return nil, err
