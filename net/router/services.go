@@ -17,7 +17,6 @@ import (
 	"github.com/gowrt/gowrt/sys/clock"
 	"github.com/gowrt/gowrt/sys/event"
 
-	"github.com/miekg/dns"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
 	"gvisor.dev/gvisor/pkg/tcpip/network/ipv4"
@@ -224,34 +223,12 @@ func (r *Router) dial(ctx context.Context, network, addr string) (net.Conn, erro
 // resolve looks host up through the router's own DNS forwarder, as a LAN
 // client would, so SNTP's server names share its cache and its upstreams.
 func (r *Router) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
-	c := &dns.Client{Net: "udp", Timeout: 5 * time.Second}
 	conn, err := r.dial(ctx, "udp", netip.AddrPortFrom(r.LANAddr().Addr(), dnsPort).String())
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	m := new(dns.Msg)
-	m.SetQuestion(dns.Fqdn(host), dns.TypeA)
-	m.RecursionDesired = true
-	in, _, err := c.ExchangeWithConnContext(ctx, m, &dns.Conn{Conn: conn})
-	if err != nil {
-		return nil, fmt.Errorf("resolve %s: %w", host, err)
-	}
-	if in.Rcode != dns.RcodeSuccess {
-		return nil, fmt.Errorf("resolve %s: %s", host, dns.RcodeToString[in.Rcode])
-	}
-	var out []netip.Addr
-	for _, rr := range in.Answer {
-		if a, ok := rr.(*dns.A); ok {
-			if ip, ok := netip.AddrFromSlice(a.A.To4()); ok {
-				out = append(out, ip)
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("resolve " + host + ": no IPv4 address")
-	}
-	return out, nil
+	return lookupA(ctx, conn, host)
 }
 
 // newDHCPServer makes the LAN's DHCP server for d on the lease store.

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"net/netip"
 	"time"
-
-	"github.com/miekg/dns"
 )
 
 // TTL bounds for cached answers.
@@ -44,7 +42,7 @@ func matchAnswer(resp []byte, id uint16, q *query) bool {
 		return false
 	}
 	flags := binary.BigEndian.Uint16(resp[2:])
-	if flags&flagQR == 0 || opcode(flags) != dns.OpcodeQuery || binary.BigEndian.Uint16(resp[4:]) != 1 {
+	if flags&flagQR == 0 || opcode(flags) != opcodeQuery || binary.BigEndian.Uint16(resp[4:]) != 1 {
 		return false
 	}
 	qlen := q.qEnd - headerLen
@@ -100,7 +98,7 @@ func parseAnswer(resp []byte, q *query, now time.Time) (upstreamAnswer, error) {
 			return a, errBadAnswer
 		}
 		off = next
-		if rr.typ == dns.TypeOPT {
+		if rr.typ == typeOPT {
 			if i < an+ns || resp[start] != 0 || optCount > 0 {
 				return a, errBadAnswer
 			}
@@ -125,10 +123,10 @@ func parseAnswer(resp []byte, q *query, now time.Time) (upstreamAnswer, error) {
 		switch {
 		case i < an:
 			minAns = min(minAns, ttl)
-			if rr.class == dns.ClassINET && isPrivateRR(resp, rr) {
+			if rr.class == classINET && isPrivateRR(resp, rr) {
 				a.private = true
 			}
-		case i < an+ns && rr.typ == dns.TypeSOA:
+		case i < an+ns && rr.typ == typeSOA:
 			// RFC 2308 §5: a negative answer lives for the smaller of
 			// the SOA's TTL and its MINIMUM field.
 			p, ok := skipName(resp, rr.rdOff)
@@ -149,9 +147,9 @@ func parseAnswer(resp []byte, q *query, now time.Time) (upstreamAnswer, error) {
 		return a, nil // never cached nor served; the caller retries over TCP
 	}
 	switch {
-	case a.rcode == dns.RcodeSuccess && an > 0:
+	case a.rcode == rcodeSuccess && an > 0:
 		a.ttl = min(minAns, maxPositiveTTL)
-	case (a.rcode == dns.RcodeSuccess || a.rcode == dns.RcodeNameError) && haveSOA:
+	case (a.rcode == rcodeSuccess || a.rcode == rcodeNameError) && haveSOA:
 		a.ttl = min(negTTL, maxNegativeTTL)
 	}
 	msg := make([]byte, end)
@@ -181,9 +179,9 @@ func trimOffs(offs []uint16, ttls []uint32, cut int) ([]uint16, []uint32) {
 
 func isPrivateRR(msg []byte, rr rrInfo) bool {
 	switch {
-	case rr.typ == dns.TypeA && rr.rdLen == 4:
+	case rr.typ == typeA && rr.rdLen == 4:
 		return isPrivate(netip.AddrFrom4([4]byte(msg[rr.rdOff : rr.rdOff+4])))
-	case rr.typ == dns.TypeAAAA && rr.rdLen == 16:
+	case rr.typ == typeAAAA && rr.rdLen == 16:
 		return isPrivate(netip.AddrFrom16([16]byte(msg[rr.rdOff : rr.rdOff+16])))
 	}
 	return false

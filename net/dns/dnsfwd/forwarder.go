@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/gowrt/gowrt/net/connlimit"
-	"github.com/miekg/dns"
 )
 
 // Sizes and limits; the defaults are sized for a 32 MiB board.
@@ -264,20 +263,20 @@ func (f *Forwarder) handle(w *worker, in []byte, limit int) (out []byte, forward
 		return nil, false
 	case verdictFormErr:
 		f.c.malformed.Add(1)
-		return appendHeaderOnly(out, in, dns.RcodeFormatError), false
+		return appendHeaderOnly(out, in, rcodeFormatError), false
 	case verdictNotImp:
 		f.c.notImp.Add(1)
-		return appendHeaderOnly(out, in, dns.RcodeNotImplemented), false
+		return appendHeaderOnly(out, in, rcodeNotImplemented), false
 	}
 	if q.edns && q.version != 0 {
 		// RFC 6891 §6.1.3: BADVERS, with our version (0) in our OPT.
-		out = appendHeader(out, q, dns.RcodeBadVers, false, false, 1, 0, 0, 1)
+		out = appendHeader(out, q, rcodeBadVers, false, false, 1, 0, 0, 1)
 		out = append(out, in[headerLen:q.qEnd]...)
-		return appendOPT(out, dns.RcodeBadVers, q.do, false), false
+		return appendOPT(out, rcodeBadVers, q.do, false), false
 	}
-	if q.qclass != dns.ClassINET || q.qtype == dns.TypeAXFR || q.qtype == dns.TypeIXFR {
+	if q.qclass != classINET || q.qtype == typeAXFR || q.qtype == typeIXFR {
 		f.c.refused.Add(1)
-		return appendRcodeOnly(out, in, q, dns.RcodeRefused, false, false), false
+		return appendRcodeOnly(out, in, q, rcodeRefused, false, false), false
 	}
 	if limit == 0 {
 		limit = udpLimit(q)
@@ -327,7 +326,7 @@ func (f *Forwarder) forward(out, in []byte, q *query, limit int) []byte {
 	a, ok := f.resolve(in, q)
 	if !ok {
 		f.c.servFail.Add(1)
-		return appendRcodeOnly(out, in, q, dns.RcodeServerFailure, false, false)
+		return appendRcodeOnly(out, in, q, rcodeServerFailure, false, false)
 	}
 	if a.private && f.cfg.RebindProtection && !f.rebindAllowed(q.name()) {
 		// dnsmasq logs "possible DNS-rebind attack" and strips the
@@ -335,7 +334,7 @@ func (f *Forwarder) forward(out, in []byte, q *query, limit int) []byte {
 		// which tells the client why instead of a silent empty answer.
 		f.c.rebind.Add(1)
 		f.c.refused.Add(1)
-		return appendRcodeOnly(out, in, q, dns.RcodeRefused, false, true)
+		return appendRcodeOnly(out, in, q, rcodeRefused, false, true)
 	}
 	if a.ttl > 0 {
 		f.cache.put(a.e)
@@ -402,7 +401,7 @@ func (f *Forwarder) resolve(in []byte, q *query) (upstreamAnswer, bool) {
 			continue
 		}
 		switch a.rcode {
-		case dns.RcodeSuccess, dns.RcodeNameError:
+		case rcodeSuccess, rcodeNameError:
 			return a, true
 		}
 		f.c.upErrors.Add(1)
@@ -640,7 +639,7 @@ func (f *Forwarder) serveConn(c net.Conn) {
 			default:
 				f.c.drops.Add(1)
 				f.c.servFail.Add(1)
-				out = appendRcodeOnly(w.out[:0], in, &w.q, dns.RcodeServerFailure, false, false)
+				out = appendRcodeOnly(w.out[:0], in, &w.q, rcodeServerFailure, false, false)
 			}
 		}
 		if out == nil {

@@ -90,18 +90,34 @@ func (u *upstream) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	w.WriteMsg(m)
 }
 
+// listenUDPAndTCP opens a UDP socket and a TCP listener on the same
+// loopback port, as a DNS server has. The port the kernel picked for UDP
+// may already be held on the TCP side (EADDRINUSE, seen often when the
+// tests run big-endian under qemu-user), so a few ports are tried.
+func listenUDPAndTCP(t *testing.T) (net.PacketConn, net.Listener, int) {
+	t.Helper()
+	var lastErr error
+	for range 20 {
+		pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := pc.LocalAddr().(*net.UDPAddr).Port
+		l, err := net.Listen("tcp4", "127.0.0.1:"+strconv.Itoa(port))
+		if err == nil {
+			return pc, l, port
+		}
+		pc.Close()
+		lastErr = err
+	}
+	t.Fatal(lastErr)
+	return nil, nil, 0
+}
+
 func startUpstream(t *testing.T) *upstream {
 	t.Helper()
 	u := &upstream{}
-	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := pc.LocalAddr().(*net.UDPAddr).Port
-	l, err := net.Listen("tcp4", "127.0.0.1:"+strconv.Itoa(port))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pc, l, port := listenUDPAndTCP(t)
 	u.addr = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
 	for _, s := range []*dns.Server{{PacketConn: pc, Handler: u}, {Listener: l, Handler: u}} {
 		started := make(chan struct{})
@@ -177,15 +193,7 @@ func serve(t *testing.T, cfg Config) *served {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := pc.LocalAddr().(*net.UDPAddr).Port
-	l, err := net.Listen("tcp4", "127.0.0.1:"+strconv.Itoa(port))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pc, l, port := listenUDPAndTCP(t)
 	s := &served{f: f, port: port, clock: clock, pc: pc, l: l}
 	errs := make(chan error, 2)
 	go func() { errs <- f.ServeUDP(pc) }()

@@ -3,8 +3,6 @@ package dnsfwd
 import (
 	"encoding/binary"
 	"net/netip"
-
-	"github.com/miekg/dns"
 )
 
 // localTTL is the TTL of answers made from the router's own names and
@@ -164,10 +162,10 @@ func (f *Forwarder) answerLocal(out, in []byte, q *query) ([]byte, scope) {
 		return f.answerHost(out, in, q, firstLabel(name)), scopeLocal
 	case len(f.domain) > 1 && hasSuffix(name, f.domain):
 		if len(name) == len(f.domain) {
-			return appendRcodeOnly(out, in, q, dns.RcodeSuccess, true, false), scopeLocal
+			return appendRcodeOnly(out, in, q, rcodeSuccess, true, false), scopeLocal
 		}
 		if nl != labels(f.domain)+1 {
-			return appendRcodeOnly(out, in, q, dns.RcodeNameError, true, false), scopeLocal
+			return appendRcodeOnly(out, in, q, rcodeNameError, true, false), scopeLocal
 		}
 		return f.answerHost(out, in, q, firstLabel(name)), scopeLocal
 	}
@@ -176,26 +174,26 @@ func (f *Forwarder) answerLocal(out, in []byte, q *query) ([]byte, scope) {
 		return out, scopeForward
 	}
 	if !full {
-		return appendRcodeOnly(out, in, q, dns.RcodeNameError, true, false), scopeLocal
+		return appendRcodeOnly(out, in, q, rcodeNameError, true, false), scopeLocal
 	}
 	// The name counts octets least significant first; oct reads them in
 	// address order already.
 	addr := netip.AddrFrom4(oct)
 	host, found := f.reverse(addr)
 	if !found {
-		return appendRcodeOnly(out, in, q, dns.RcodeNameError, true, false), scopeLocal
+		return appendRcodeOnly(out, in, q, rcodeNameError, true, false), scopeLocal
 	}
-	if q.qtype != dns.TypePTR && q.qtype != dns.TypeANY {
-		return appendRcodeOnly(out, in, q, dns.RcodeSuccess, true, false), scopeLocal
+	if q.qtype != typePTR && q.qtype != typeANY {
+		return appendRcodeOnly(out, in, q, rcodeSuccess, true, false), scopeLocal
 	}
 	target := wireName(host)
 	if host == "" || target == nil || len(target)+len(f.domain)-1 > maxNameLen {
-		return appendRcodeOnly(out, in, q, dns.RcodeNameError, true, false), scopeLocal
+		return appendRcodeOnly(out, in, q, rcodeNameError, true, false), scopeLocal
 	}
 	if f.domain != nil {
 		target = append(target[:len(target)-1], f.domain...)
 	}
-	out = f.appendLocalRR(out, in, q, dns.TypePTR, target)
+	out = f.appendLocalRR(out, in, q, typePTR, target)
 	return out, scopeLocal
 }
 
@@ -210,19 +208,19 @@ func (f *Forwarder) answerHost(out, in []byte, q *query, host []byte) []byte {
 		addr, found = f.cfg.Local.Lookup(string(host))
 	}
 	if !found || !addr.IsValid() {
-		return appendRcodeOnly(out, in, q, dns.RcodeNameError, true, false)
+		return appendRcodeOnly(out, in, q, rcodeNameError, true, false)
 	}
 	addr = addr.Unmap()
 	switch {
-	case addr.Is4() && (q.qtype == dns.TypeA || q.qtype == dns.TypeANY):
+	case addr.Is4() && (q.qtype == typeA || q.qtype == typeANY):
 		a := addr.As4()
-		return f.appendLocalRR(out, in, q, dns.TypeA, a[:])
-	case addr.Is6() && (q.qtype == dns.TypeAAAA || q.qtype == dns.TypeANY):
+		return f.appendLocalRR(out, in, q, typeA, a[:])
+	case addr.Is6() && (q.qtype == typeAAAA || q.qtype == typeANY):
 		a := addr.As16()
-		return f.appendLocalRR(out, in, q, dns.TypeAAAA, a[:])
+		return f.appendLocalRR(out, in, q, typeAAAA, a[:])
 	}
 	// The name exists, but not with this type: NODATA.
-	return appendRcodeOnly(out, in, q, dns.RcodeSuccess, true, false)
+	return appendRcodeOnly(out, in, q, rcodeSuccess, true, false)
 }
 
 // reverse finds the name of a LAN address: the router's own, else the
@@ -244,16 +242,16 @@ func (f *Forwarder) appendLocalRR(out, in []byte, q *query, typ uint16, rdata []
 	if q.edns {
 		ar = 1
 	}
-	out = appendHeader(out, q, dns.RcodeSuccess, true, false, 1, 1, 0, ar)
+	out = appendHeader(out, q, rcodeSuccess, true, false, 1, 1, 0, ar)
 	out = append(out, in[headerLen:q.qEnd]...)
 	out = append(out, 0xC0, headerLen)
 	out = binary.BigEndian.AppendUint16(out, typ)
-	out = binary.BigEndian.AppendUint16(out, dns.ClassINET)
+	out = binary.BigEndian.AppendUint16(out, classINET)
 	out = binary.BigEndian.AppendUint32(out, localTTL)
 	out = binary.BigEndian.AppendUint16(out, uint16(len(rdata)))
 	out = append(out, rdata...)
 	if q.edns {
-		out = appendOPT(out, dns.RcodeSuccess, q.do, false)
+		out = appendOPT(out, rcodeSuccess, q.do, false)
 	}
 	return out
 }

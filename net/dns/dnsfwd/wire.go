@@ -2,8 +2,6 @@ package dnsfwd
 
 import (
 	"encoding/binary"
-
-	"github.com/miekg/dns"
 )
 
 // Wire-format constants (RFC 1035 §4.1).
@@ -31,6 +29,40 @@ const (
 	// edeBlockedLen is an EDNS option carrying an Extended DNS Error
 	// code without text: code, length, INFO-CODE (RFC 8914 §2).
 	edeBlockedLen = 2 + 2 + 2
+)
+
+// Registry values the forwarder reads and writes. They are untyped so
+// they compare with both the uint16 wire fields and the int RCODEs.
+const (
+	// RR TYPEs and QTYPEs.
+	typeA    = 1   // RFC 1035 §3.2.2
+	typeSOA  = 6   // RFC 1035 §3.2.2
+	typePTR  = 12  // RFC 1035 §3.2.2
+	typeAAAA = 28  // RFC 3596 §2.1
+	typeOPT  = 41  // RFC 6891 §6.1.1
+	typeIXFR = 251 // RFC 1995 §3
+	typeAXFR = 252 // RFC 1035 §3.2.3, RFC 5936 §2
+	typeANY  = 255 // RFC 1035 §3.2.3 ("*")
+
+	classINET = 1 // RFC 1035 §3.2.4 (IN)
+
+	opcodeQuery = 0 // RFC 1035 §4.1.1 (standard query)
+
+	// RCODEs. The first six fit the header's 4 bits (RFC 1035 §4.1.1);
+	// BADVERS needs the OPT RR's extended RCODE bits (RFC 6891 §6.1.3).
+	rcodeSuccess        = 0  // NOERROR
+	rcodeFormatError    = 1  // FORMERR
+	rcodeServerFailure  = 2  // SERVFAIL
+	rcodeNameError      = 3  // NXDOMAIN
+	rcodeNotImplemented = 4  // NOTIMP
+	rcodeRefused        = 5  // REFUSED
+	rcodeBadVers        = 16 // BADVERS, RFC 6891 §6.1.3 and §9
+
+	// optionEDE is the EDNS option code of an Extended DNS Error
+	// (RFC 8914 §2 and §5.1) and edeBlocked its INFO-CODE 15 "Blocked"
+	// (RFC 8914 §4.16).
+	optionEDE  = 15
+	edeBlocked = 15
 )
 
 // verdict is what the parser says to do with a query.
@@ -81,7 +113,7 @@ func parseQuery(msg []byte, q *query) verdict {
 		// A response sent to us: answering could start a loop between two servers.
 		return verdictDrop
 	}
-	if opcode(q.flags) != dns.OpcodeQuery {
+	if opcode(q.flags) != opcodeQuery {
 		return verdictNotImp
 	}
 	if binary.BigEndian.Uint16(msg[4:]) != 1 {
@@ -112,7 +144,7 @@ func parseQuery(msg []byte, q *query) verdict {
 		if rr, off, ok = walkRR(msg, off); !ok {
 			return verdictFormErr
 		}
-		if rr.typ != dns.TypeOPT {
+		if rr.typ != typeOPT {
 			continue
 		}
 		if q.edns || msg[start] != 0 {
@@ -276,7 +308,7 @@ func appendHeader(out []byte, q *query, rcode int, aa, tc bool, qd, an, ns, ar i
 // (RFC 8914 §4.16).
 func appendOPT(out []byte, rcode int, do, blocked bool) []byte {
 	out = append(out, 0) // root
-	out = binary.BigEndian.AppendUint16(out, dns.TypeOPT)
+	out = binary.BigEndian.AppendUint16(out, typeOPT)
 	out = binary.BigEndian.AppendUint16(out, ednsUDPSize)
 	out = append(out, byte(rcode>>4), 0) // extended RCODE, version 0
 	var fl uint16
@@ -288,9 +320,9 @@ func appendOPT(out []byte, rcode int, do, blocked bool) []byte {
 		return binary.BigEndian.AppendUint16(out, 0)
 	}
 	out = binary.BigEndian.AppendUint16(out, edeBlockedLen)
-	out = binary.BigEndian.AppendUint16(out, dns.EDNS0EDE)
+	out = binary.BigEndian.AppendUint16(out, optionEDE)
 	out = binary.BigEndian.AppendUint16(out, 2)
-	return binary.BigEndian.AppendUint16(out, dns.ExtendedErrorCodeBlocked)
+	return binary.BigEndian.AppendUint16(out, edeBlocked)
 }
 
 // appendRcodeOnly appends an answer with no records: header, the
