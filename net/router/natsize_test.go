@@ -26,3 +26,21 @@ func TestNATConnsFor(t *testing.T) {
 		t.Errorf("on the host: %d, want 0 (the default)", n)
 	}
 }
+
+func TestDNSCacheBytesFor(t *testing.T) {
+	for _, c := range []struct {
+		ram  uint32
+		want int
+	}{
+		{0, 0}, // off the gowrt kernel: dnsfwd's default
+		{4 << 20, 128 << 10},
+		{16 << 20, 256 << 10},
+		{32 << 20, 512 << 10},
+		{64 << 20, 1 << 20},
+		{256 << 20, 1 << 20},
+	} {
+		if got := dnsCacheBytesFor(c.ram); got != c.want {
+			t.Errorf("dnsCacheBytesFor(%d MiB) = %d, want %d", c.ram>>20, got, c.want)
+		}
+	}
+}

@@ -101,7 +101,8 @@ func (r *Router) startServices() error {
 		local = dhcpNames{&sv.dhcp}
 	}
 	f, err := dnsfwd.New(dnsfwd.Config{Domain: "lan", RouterName: r.cfg.Hostname, RouterAddr: lan.Addr(),
-		Local: local, Upstreams: r.upstreams, Dial: r.dial, RebindProtection: true})
+		Local: local, Upstreams: r.upstreams, Dial: r.dial, RebindProtection: true,
+		CacheBytes: dnsCacheBytesFor(boardRAM())})
 	if err != nil {
 		return fmt.Errorf("router: DNS forwarder: %w", err)
 	}
@@ -329,4 +330,17 @@ func (m *memStore) Save(b []byte) error {
 	defer m.mu.Unlock()
 	m.b = append(m.b[:0], b...)
 	return nil
+}
+
+// dnsCacheBytesFor bounds the DNS cache's memory by the board's RAM: a
+// 64th of it, between 128 KiB and dnsfwd's default of 1 MiB (reached at
+// 64 MiB). A LAN client asking for many names fills the cache to its
+// bound, which on a 16 MiB board would otherwise be a sixteenth of all
+// RAM; 256 KiB there still holds hundreds of typical answers. Off the
+// gowrt kernel (ram 0) it is 0: dnsfwd's default.
+func dnsCacheBytesFor(ram uint32) int {
+	if ram == 0 {
+		return 0
+	}
+	return min(max(int(ram/64), 128<<10), dnsfwd.DefaultCacheBytes)
 }

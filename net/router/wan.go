@@ -364,11 +364,20 @@ type extraIface struct {
 // minNATConns and nat.DefaultMaxConns (reached at 128 MiB). Off the gowrt
 // kernel (sim boards, library use) it returns 0: the nat default.
 func natConnsForRAM() int {
-	in, err := kernel.ReadInfo()
-	if err != nil || in.RAM == 0 {
+	ram := boardRAM()
+	if ram == 0 {
 		return 0
 	}
-	return natConnsFor(in.RAM)
+	return natConnsFor(ram)
+}
+
+// boardRAM is the board's RAM as the gowrt kernel found it; 0 off it.
+func boardRAM() uint32 {
+	in, err := kernel.ReadInfo()
+	if err != nil {
+		return 0
+	}
+	return in.RAM
 }
 
 func natConnsFor(ram uint32) int {
