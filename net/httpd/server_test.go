@@ -567,9 +567,10 @@ func TestIdleConnectionMemory(t *testing.T) {
 	grown := int64(heapInUse()) - int64(base)
 	t.Logf("%d idle keep-alive connections: heap grew %d bytes (%d per connection, client side included)", n, grown, grown/n)
 	// Both ends' net.Conn, the server's conn and the test's bookkeeping
-	// come to about 1.5 KiB; the buffers of one request (1 KiB reader,
-	// 2 KiB body, 2 KiB answer) would add over 5 KiB.
-	if grown/n > 2048 {
+	// come to 1.5 to 2.5 KiB; the buffers of one request
+	// (1 KiB reader, 2.3 KiB body, 2.5 KiB answer) would add 6 KiB (9.7 KiB
+	// per connection measured when they were kept).
+	if grown/n > 4<<10 {
 		t.Fatalf("%d bytes of heap per idle connection", grown/n)
 	}
 }
