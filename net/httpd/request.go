@@ -29,8 +29,9 @@ type Request struct {
 	ContentLength int64
 	RemoteAddr    string
 
-	minor int  // 0 or 1: HTTP/1.minor
-	close bool // the client asked to close after the answer
+	minor          int  // 0 or 1: HTTP/1.minor
+	close          bool // the client asked to close after the answer
+	expectContinue bool // the client waits for 100 (Continue) before its body
 }
 
 // Get returns the first value of the header field name, compared without
@@ -284,6 +285,9 @@ func (req *Request) check() error {
 			if hasToken(f.Value, "close") {
 				req.close = true
 			}
+		case strings.EqualFold(f.Name, "Expect"):
+			// Other expectations may be ignored (RFC 9110 §10.1.1).
+			req.expectContinue = req.minor == 1 && hasToken(f.Value, "100-continue")
 		}
 	}
 	if req.minor == 1 && hosts == 0 {

@@ -10,7 +10,8 @@
 // What it does: persistent connections (HTTP/1.1's default; HTTP/1.0
 // connections close after one answer), pipelined requests answered in
 // order, HEAD, request bodies up to Server.MaxBodyBytes read and thrown
-// away, net/http's four timeouts. What it refuses, answering with the
+// away (with 100 Continue to a client that expects it), net/http's four
+// timeouts. What it refuses, answering with the
 // status RFC 9112 names and closing: malformed request lines and header
 // fields, obs-fold, HTTP/1.1 without Host, header sections over
 // MaxHeaderBytes, other major versions, conflicting Content-Length,
@@ -33,7 +34,8 @@ import (
 )
 
 // Handler answers one request by writing to w; the answer is sent once
-// it returns.
+// it returns. r's Header slice is reused for the connection's next
+// request: a handler keeps copies, not r.
 type Handler interface {
 	ServeHTTPD(w ResponseWriter, r *Request)
 }
@@ -55,7 +57,8 @@ type ResponseWriter interface {
 	// WriteHeader sets the status code (default 200); the first call wins.
 	WriteHeader(code int)
 	// Write appends to the body; over Server.MaxAnswerBytes it fails
-	// with ErrAnswerTooLarge and the client gets a 500 instead.
+	// with ErrAnswerTooLarge and the client gets a 500 instead. The
+	// server's ResponseWriter is also an io.StringWriter.
 	Write(b []byte) (int, error)
 }
 

@@ -574,3 +574,38 @@ func TestIdleConnectionMemory(t *testing.T) {
 		t.Fatalf("%d bytes of heap per idle connection", grown/n)
 	}
 }
+
+// A client that expects 100 (Continue) gets it before sending its body.
+func TestExpectContinue(t *testing.T) {
+	ts := startServer(t, &Server{})
+	c := ts.dial(t)
+	_, _ = io.WriteString(c, "POST /echo HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+	br := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	line, err := br.ReadString('\n')
+	if err != nil || line != "HTTP/1.1 100 Continue\r\n" {
+		t.Fatalf("%q %v, want 100 Continue", line, err)
+	}
+	if empty, err := br.ReadString('\n'); err != nil || empty != "\r\n" {
+		t.Fatalf("%q %v after 100 Continue", empty, err)
+	}
+	_, _ = io.WriteString(c, "hello")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.HasPrefix(string(body), "POST /echo") {
+		t.Fatalf("%s %q", resp.Status, body)
+	}
+	// curl waits up to --expect100-timeout for it.
+	start := time.Now()
+	out, err := exec.Command("curl", "-sS", "--expect100-timeout", "5", "-H", "Expect: 100-continue",
+		"--data-binary", strings.Repeat("x", 3000), "http://"+ts.addr+"/echo").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "POST /echo") {
+		t.Fatalf("curl: %v %q", err, out)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("curl took %v: no 100 Continue", d)
+	}
+}
