@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -260,7 +261,7 @@ func (f *Firmware) startRouter() error {
 
 func (f *Firmware) newRouter(snap *cfg.Snapshot) (*router.Router, error) {
 	b := f.opts.Board
-	rc := router.Config{Board: b.Name(), Bus: f.Bus, Log: f.Logger("router"), Clock: f.Clock, HTTPHandler: f.Web}
+	rc := router.Config{Board: b.Name(), Bus: f.Bus, Log: f.Logger("router"), Clock: f.Clock, Web: webServer(f.Web)}
 	for _, p := range f.ports {
 		rp := router.Port{Name: p.Name, NIC: p.NIC}
 		if p.Role == board.WAN && rc.WAN == nil {
@@ -284,6 +285,16 @@ func (f *Firmware) newRouter(snap *cfg.Snapshot) (*router.Router, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// webServer serves the web UI on the router's HTTP port, with the limits
+// the router's own status page has. The UI needs net/http (the status page
+// is on net/httpd). A closed *http.Server cannot serve again: each router
+// gets its own.
+func webServer(ui http.Handler) *http.Server {
+	l := router.DefaultHTTPLimits
+	return &http.Server{Handler: ui, ReadHeaderTimeout: l.ReadHeaderTimeout, ReadTimeout: l.ReadTimeout,
+		WriteTimeout: l.WriteTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: router.HTTPMaxHeaderBytes}
 }
 
 // running returns the configuration the running parts use.

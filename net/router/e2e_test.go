@@ -4,8 +4,6 @@ package router_test
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"github.com/gowrt/gowrt/internal/netns"
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/bridge"
+	"github.com/gowrt/gowrt/net/httpd"
 	"github.com/gowrt/gowrt/net/nictest"
 	"github.com/gowrt/gowrt/net/router"
 	"github.com/gowrt/gowrt/net/tap"
@@ -248,10 +247,12 @@ func TestStatusMethod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{h: http.Header{}}
-	req, _ := http.NewRequest(http.MethodPost, "/", io.NopCloser(strings.NewReader("")))
-	r.ServeHTTP(rec, req)
-	if rec.code != http.StatusMethodNotAllowed {
-		t.Fatalf("POST /: %d", rec.code)
+	for _, m := range []string{"POST", "PUT", "DELETE"} {
+		if rec := serveStatus(r, m, "/"); rec.code != httpd.StatusMethodNotAllowed || rec.h.Get("Allow") != "GET, HEAD" {
+			t.Fatalf("%s /: %d, Allow %q", m, rec.code, rec.h.Get("Allow"))
+		}
+	}
+	if rec := serveStatus(r, "GET", "/nothing"); rec.code != httpd.StatusNotFound {
+		t.Fatalf("GET /nothing: %d", rec.code)
 	}
 }

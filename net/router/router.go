@@ -18,7 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
+	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -31,6 +31,7 @@ import (
 	"github.com/gowrt/gowrt/net/dhcp/ethudp"
 	"github.com/gowrt/gowrt/net/firewall"
 	"github.com/gowrt/gowrt/net/forward"
+	"github.com/gowrt/gowrt/net/httpd"
 	"github.com/gowrt/gowrt/net/nat"
 	"github.com/gowrt/gowrt/net/netstack"
 	"github.com/gowrt/gowrt/sys/clock"
@@ -124,9 +125,18 @@ type Config struct {
 	// Log receives the router's messages (default: printed on the
 	// console as "router: message").
 	Log *slog.Logger
-	// HTTPHandler serves the router's HTTP port on the LAN (default: the
-	// router itself, its status page).
-	HTTPHandler http.Handler
+	// Web serves the router's HTTP port on the LAN (default: the status
+	// page, on net/httpd). The router opens the listener, with the
+	// connection limits of HTTP, and hands it to Web.Serve; Close closes
+	// Web. A *net/http.Server fits, for a web UI that needs net/http.
+	Web WebServer
+}
+
+// WebServer serves HTTP on a listener until closed: *httpd.Server and
+// *net/http.Server both are.
+type WebServer interface {
+	Serve(ln net.Listener) error
+	Close() error
 }
 
 // Store is one persistent item of the board (flash on malta).
@@ -179,11 +189,12 @@ type HTTPLimits struct {
 
 // DefaultHTTPLimits are sized for a status page on a 16 to 32 MiB router.
 //
-// Each open connection costs its goroutine, net/http's 4 KiB read and
-// write buffers, up to httpMaxHeader of request headers and gVisor's
-// endpoint with up to httpRcvBuf of unread data: about 25 KiB when idle
-// (2000 held keep-alive connections once cost 38 to 51 MB), under 64 KiB
-// with every buffer full. 32 connections cost under 1 MiB idle and 2 MiB
+// Each open connection costs its goroutine and gVisor's endpoint with up
+// to httpRcvBuf of unread data; while it is served, net/httpd's 1 KiB read
+// buffer, up to HTTPMaxHeaderBytes of request headers and the page (a
+// web UI on net/http holds 4 KiB read and write buffers all along). That
+// was about 25 KiB when idle on net/http (2000 held keep-alive
+// connections once cost 38 to 51 MB), under 64 KiB with every buffer full. 32 connections cost under 1 MiB idle and 2 MiB
 // at worst, affordable on a 16 MiB board. A browser opens at most six
 // connections to one host, so 8 per address leaves room for a script
 // beside it, and 32 in all serve four such clients at once.
@@ -202,12 +213,15 @@ var DefaultHTTPLimits = HTTPLimits{
 	MaxConnsPerSource: 8,
 }
 
-// Per-connection buffers of the status page: an HTTP GET's headers fit
-// in a few hundred bytes.
+// HTTPMaxHeaderBytes bounds the request line and header fields the
+// status page reads (and a web server given as Config.Web should): an
+// HTTP GET's fit in a few hundred bytes.
+const HTTPMaxHeaderBytes = 8 << 10
+
+// Per-connection buffers of the status page.
 const (
-	httpMaxHeader = 8 << 10  // request headers net/http reads
-	httpRcvBuf    = 16 << 10 // TCP receive buffer (gVisor's minimum is tcpBufMin)
-	httpBacklog   = 128      // handshaken connections waiting for Accept
+	httpRcvBuf  = 16 << 10 // TCP receive buffer (gVisor's minimum is tcpBufMin)
+	httpBacklog = 128      // handshaken connections waiting for Accept
 )
 
 // Router is a running router.
@@ -219,7 +233,7 @@ type Router struct {
 	wanEP   *netstack.Endpoint
 	s       *stack.Stack
 	ports   []portState
-	srv     *http.Server
+	srv     WebServer
 	httpLn  *connlimit.Listener
 	started time.Time
 
@@ -475,12 +489,12 @@ func (r *Router) Start() error {
 		_ = ln.Close()
 		return r.fail(fmt.Errorf("router: status page: %w", err))
 	}
-	var handler http.Handler = r
-	if r.cfg.HTTPHandler != nil {
-		handler = r.cfg.HTTPHandler
+	r.srv = r.cfg.Web
+	if r.srv == nil {
+		r.srv = &httpd.Server{Handler: r, ReadHeaderTimeout: h.ReadHeaderTimeout, ReadTimeout: h.ReadTimeout,
+			WriteTimeout: h.WriteTimeout, IdleTimeout: h.IdleTimeout, MaxHeaderBytes: HTTPMaxHeaderBytes,
+			Log: func(format string, args ...any) { r.logf(slog.LevelWarn, format, args...) }}
 	}
-	r.srv = &http.Server{Handler: handler, ReadHeaderTimeout: h.ReadHeaderTimeout, ReadTimeout: h.ReadTimeout,
-		WriteTimeout: h.WriteTimeout, IdleTimeout: h.IdleTimeout, MaxHeaderBytes: httpMaxHeader}
 	go func() {
 		_ = r.srv.Serve(r.httpLn)
 		close(r.done)

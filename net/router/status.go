@@ -6,7 +6,6 @@ import (
 	"html"
 	"io"
 	"maps"
-	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/bridge"
+	"github.com/gowrt/gowrt/net/httpd"
 	"github.com/gowrt/gowrt/net/nat"
 )
 
@@ -285,22 +285,25 @@ func (ps *PortStatus) addDrops(reason string, n uint64) {
 	ps.Drops[reason] = n
 }
 
-// ServeHTTP serves the status page at / (HTML) and /status.json.
-func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if req.Method != http.MethodGet && req.Method != http.MethodHead {
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+// ServeHTTPD serves the status page at / (HTML) and /status.json (a web
+// UI elsewhere shows Status itself).
+func (r *Router) ServeHTTPD(w httpd.ResponseWriter, req *httpd.Request) {
+	if req.Method != "GET" && req.Method != "HEAD" {
+		// RFC 9110 §15.5.6: a 405 lists the methods allowed.
+		w.Header().Set("Allow", "GET, HEAD")
+		httpd.Error(w, "method not allowed", httpd.StatusMethodNotAllowed)
 		return
 	}
 	st := r.Status()
-	switch req.URL.Path {
+	switch req.Path {
 	case "/status.json":
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(st)
 	case "/":
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = fmt.Fprint(w, renderHTML(st))
+		_, _ = io.WriteString(w, renderHTML(st))
 	default:
-		http.NotFound(w, req)
+		httpd.NotFound(w, req)
 	}
 }
 

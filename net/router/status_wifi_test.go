@@ -2,8 +2,6 @@ package router_test
 
 import (
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -17,11 +15,7 @@ func TestStatusWifi(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	get := func(path string) string {
-		rec := httptest.NewRecorder()
-		r.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
-		return rec.Body.String()
-	}
+	get := func(path string) string { return serveStatus(r, "GET", path).body.String() }
 	if strings.Contains(get("/"), "Wi-Fi") {
 		t.Error("Wi-Fi section without an AP")
 	}

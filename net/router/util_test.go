@@ -1,11 +1,12 @@
 package router_test
 
 import (
-	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
 
 	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/httpd"
 	"github.com/gowrt/gowrt/net/router"
 )
 
@@ -35,14 +36,32 @@ func (*nullNIC) Start(gnet.Handler) error        { return nil }
 func (*nullNIC) Transmit(gnet.TxBuf) error       { return gnet.ErrLinkDown }
 func (*nullNIC) Stop()                           {}
 
+// recorder is an httpd.ResponseWriter keeping the answer, to call the
+// status page's handler directly.
 type recorder struct {
-	h    http.Header
+	h    httpd.Header
 	code int
+	body strings.Builder
 }
 
-func (r *recorder) Header() http.Header         { return r.h }
-func (r *recorder) Write(b []byte) (int, error) { return len(b), nil }
-func (r *recorder) WriteHeader(c int)           { r.code = c }
+func (r *recorder) Header() *httpd.Header       { return &r.h }
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+
+func (r *recorder) WriteHeader(c int) {
+	if r.code == 0 {
+		r.code = c
+	}
+}
+
+// serveStatus calls the router's status handler for method and path.
+func serveStatus(r *router.Router, method, path string) *recorder {
+	rec := &recorder{}
+	r.ServeHTTPD(rec, &httpd.Request{Method: method, Target: path, Path: path, Proto: "HTTP/1.1"})
+	if rec.code == 0 {
+		rec.code = httpd.StatusOK
+	}
+	return rec
+}
 
 // vlanNIC is a host's NIC on an 802.1Q trunk: it tags every frame it sends
 // with vid and accepts only frames tagged with vid, untagging them.
