@@ -20,9 +20,10 @@ import (
 	"github.com/gowrt/gowrt/internal/xfer"
 )
 
-// smallRAMMiB is the RAM TestRouterSmallRAM boots the router in. Issue 18's
-// goal is 16 MiB.
-const smallRAMMiB = 20
+// smallRAMMiB is the RAM TestRouterSmallRAM boots the router in: issue
+// 18's 16 MiB board, the RAM of the smallest routers OpenWrt still
+// supports (the "4/32" warning's lower neighbour, 8/64 aside).
+const smallRAMMiB = 16
 
 // heldConns is how many TCP connections the test keeps open at once
 // through the router.
@@ -96,10 +97,15 @@ func routerSmallRAM(t *testing.T, board string, i int) {
 	t.Log(strings.TrimSpace(res))
 
 	// After the load: the peak, then (the router idle again) RAM given
-	// back. The scavenger returns pages in the background, so wait.
+	// back. The runtime's scavenger returns pages in the background, down
+	// to a margin over the heap goal the last collection set. A load that
+	// stayed under the memory limit may leave that goal high until the
+	// next collection, which an idle program gets from the runtime's
+	// forced collection every two minutes (forcegcperiod, runtime/proc.go):
+	// so wait up to 150 s.
 	n := len(ramReports(out.String()))
 	after := waitRAM(t, out, n+1)
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(150 * time.Second)
 	for (after.returned <= idle.returned || after.used >= after.peak) && time.Now().Before(deadline) {
 		n = len(ramReports(out.String()))
 		after = waitRAM(t, out, n+1)

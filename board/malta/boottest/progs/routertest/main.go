@@ -12,11 +12,12 @@ package main
 import (
 	"fmt"
 	"net"
-	"net/http"
-	_ "net/http/pprof"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gowrt/gowrt/board"
@@ -24,6 +25,7 @@ import (
 	"github.com/gowrt/gowrt/internal/xfer"
 	"github.com/gowrt/gowrt/kernel"
 	"github.com/gowrt/gowrt/net/bridge"
+	"github.com/gowrt/gowrt/net/httpd"
 	"github.com/gowrt/gowrt/net/router"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
@@ -89,22 +91,32 @@ func main() {
 		}
 		go svc.serve(ln, logf)
 	}
-	// CPU and heap profiles over the LAN (runtime/pprof works on the gowrt
-	// kernel): go tool pprof http://192.168.1.1:6060/debug/pprof/profile
+	// A CPU profile over the LAN (runtime/pprof works on the gowrt
+	// kernel): go tool pprof routertest.elf http://192.168.1.1:6060/debug/pprof/profile
 	// The instruction-count benchmark (XferInstructionsMaltaLE) reads busy
-	// time and TCP segment counts around each transfer.
-	http.HandleFunc("/debug/gowrt/counters", func(w http.ResponseWriter, _ *http.Request) {
-		in, err := kernel.ReadInfo()
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
+	// time and TCP segment counts around each transfer. Served by
+	// net/httpd, as the status page is: net/http would bring crypto/tls
+	// into the image the 16 MiB board runs.
+	debugMux := httpd.HandlerFunc(func(w httpd.ResponseWriter, req *httpd.Request) {
+		switch req.Path {
+		case "/debug/gowrt/counters":
+			in, err := kernel.ReadInfo()
+			if err != nil {
+				httpd.Error(w, err.Error(), httpd.StatusInternalServerError)
+				return
+			}
+			t := r.Stack().Stats().TCP
+			fmt.Fprintf(w, "uptime_ns=%d busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d\n",
+				in.Uptime, in.Uptime-in.Idle, t.ValidSegmentsReceived.Value(), t.SegmentsSent.Value(), t.Retransmits.Value(), mallocs())
+		case "/debug/pprof/profile":
+			cpuProfile(w, req)
+		default:
+			httpd.NotFound(w, req)
 		}
-		t := r.Stack().Stats().TCP
-		fmt.Fprintf(w, "uptime_ns=%d busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d\n",
-			in.Uptime, in.Uptime-in.Idle, t.ValidSegmentsReceived.Value(), t.SegmentsSent.Value(), t.Retransmits.Value(), mallocs())
 	})
 	if ln, err := gonet.ListenTCP(r.Stack(), tcpip.FullAddress{Port: 6060}, ipv4.ProtocolNumber); err == nil {
-		go http.Serve(ln, nil) // net/http/pprof registers on the default mux
+		srv := &httpd.Server{Handler: debugMux, MaxAnswerBytes: maxProfileBytes, ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(ln)
 	}
 	var last kernel.Info
 	for {
@@ -159,6 +171,34 @@ func printStackStats(r *router.Router) {
 		}
 	}
 	fmt.Printf("bridge: forwarded %d flooded %d drops:%s\n", br.Forwarded(), br.Flooded(), drops)
+}
+
+// maxProfileBytes bounds a CPU profile's answer (gzipped; a 5 s profile
+// of a busy router is tens of KiB).
+const maxProfileBytes = 1 << 20
+
+// cpuProfile answers /debug/pprof/profile?seconds=N (default 30, as
+// net/http/pprof and go tool pprof use) with a CPU profile in pprof's
+// format.
+func cpuProfile(w httpd.ResponseWriter, req *httpd.Request) {
+	secs := 30
+	for _, kv := range strings.Split(req.RawQuery, "&") {
+		if v, ok := strings.CutPrefix(kv, "seconds="); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 || n > 300 {
+				httpd.Error(w, "seconds: a number from 1 to 300", httpd.StatusBadRequest)
+				return
+			}
+			secs = n
+		}
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	if err := pprof.StartCPUProfile(w); err != nil {
+		httpd.Error(w, err.Error(), httpd.StatusInternalServerError)
+		return
+	}
+	time.Sleep(time.Duration(secs) * time.Second)
+	pprof.StopCPUProfile()
 }
 
 // mallocs is the runtime's count of heap allocations so far.
