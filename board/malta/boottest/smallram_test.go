@@ -32,7 +32,9 @@ const heldConns = 200
 // TestRouterSmallRAM boots the router (progs/routertest) at -m smallRAMMiB
 // on both byte orders, cabled to an ISP (dnsmasq) and an Internet host on
 // its WAN, and checks that it does its job there:
-//   - a LAN host gets a DHCP lease (dhclient) and the status page;
+//   - a LAN host gets a DHCP lease (dhclient), the status page, and an
+//     answer from the router's DNS forwarder (dig) for a name the ISP
+//     serves;
 //   - 50 MB each way through the router's own TCP stack (its sink and
 //     source, SHA-256 checked);
 //   - heldConns connections from the LAN host to the Internet host,
@@ -80,6 +82,10 @@ func routerSmallRAM(t *testing.T, board string, i int) {
 	}
 	wan := wantest.WaitWAN(t, c, 60*time.Second)
 	t.Logf("WAN address %s", wan)
+	// DNS through the router's forwarder: a name only the ISP knows.
+	if out := c.NS.Must(t, "dig", "+short", "+time=3", "+tries=2", "@192.168.1.1", wantest.HostName); strings.TrimSpace(out) != wantest.HostAddr.Addr().String() {
+		t.Fatalf("dig %s through the router: %q", wantest.HostName, out)
+	}
 	idle := waitRAM(t, out, 1)
 	t.Logf("%s at -m %d, idle after boot: %s", board, smallRAMMiB, idle.line)
 
