@@ -65,13 +65,13 @@ var routerFeatures = []struct {
 	roots []string
 }{
 	{"gVisor (every gvisor.dev package)", []string{"gvisor.dev/"}},
-	{"net/http (status page, web UI)", []string{"net/http"}},
-	{"crypto/tls (net/http, miekg/dns)", []string{"crypto/tls"}},
+	{"net/http (web UI)", []string{"net/http"}},
+	{"crypto/tls (net/http)", []string{"crypto/tls"}},
 	{"crypto/x509", []string{"crypto/x509"}},
 	{"SSH (mgmt/sshd, x/crypto/ssh)", []string{"github.com/gowrt/gowrt/mgmt/sshd", "golang.org/x/crypto/ssh"}},
 	{"web UI (mgmt/web)", []string{"github.com/gowrt/gowrt/mgmt/web"}},
 	{"console shell (mgmt/shell)", []string{"github.com/gowrt/gowrt/mgmt/shell"}},
-	{"DNS (dnsfwd, miekg/dns)", []string{"github.com/gowrt/gowrt/net/dns/dnsfwd", "github.com/miekg/dns"}},
+	{"DNS (dnsfwd)", []string{"github.com/gowrt/gowrt/net/dns/dnsfwd"}},
 	{"DHCP (dhcpc, dhcpd, insomniacslk/dhcp)", []string{"github.com/gowrt/gowrt/net/dhcp/dhcpc", "github.com/gowrt/gowrt/net/dhcp/dhcpd", "github.com/insomniacslk/dhcp/dhcpv4"}},
 	{"NAT, firewall, flow path", []string{"github.com/gowrt/gowrt/net/nat", "github.com/gowrt/gowrt/net/firewall", "github.com/gowrt/gowrt/net/forward"}},
 	{"sysupgrade (mgmt/upgrade)", []string{"github.com/gowrt/gowrt/sysupgrade", "github.com/gowrt/gowrt/mgmt/upgrade"}},
