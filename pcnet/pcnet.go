@@ -827,10 +827,16 @@ func (n *NIC) reapTx() {
 		if st&descOWN != 0 {
 			return
 		}
-		n.txd.Barrier()
-		if st&descERR != 0 || n.txd.Read32(d+dMisc)&(txBUFF|txUFLO|txLCOL|txLCAR|txRTRY) != 0 {
+		// ERR sums up TMD2's error bits (BUFF, UFLO, LCOL, LCAR, RTRY:
+		// Am79C970A datasheet, TMD1; QEMU pcnet.c sets ERR with each of
+		// them), so TMD2 is neither read here nor cleared by Transmit: a
+		// descriptor read and a write less per frame.
+		if st&descERR != 0 {
 			n.Stats.TxErrors.Add(1)
 		}
+		// The descriptor's buffer is read (loan, the PostWrite below)
+		// only after OWN was seen clear.
+		n.txd.Barrier()
 		if s := &n.tx[i]; s.loan != nil {
 			b := s.loan
 			s.loan = nil
@@ -900,12 +906,13 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 		n.txd.Write32(d+dCtl, own)
 	}
 	n.txd.Write32(d+dAddr, pa)
-	n.txd.Write32(d+dMisc, 0)
 	n.txd.Barrier() // every field before OWN
 	if !early {
 		n.txd.Write32(d+dCtl, own)
 	}
-	n.txd.Barrier()
+	// No barrier after OWN: the doorbell (ring, a CSR write after a
+	// barrier of its own) orders it before TDMD, and the chip's own ring
+	// poll needs only that the store arrives, which it does.
 	n.txHead = (i + 1) & (len(n.tx) - 1)
 	n.txUsed++
 	n.unrung++
