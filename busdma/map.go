@@ -352,6 +352,9 @@ func (m *Map) syncSingle(op SyncOp, off, n int) error {
 			if err := t.plat.Cache(cop, cpu[off:hi]); err != nil {
 				return fmt.Errorf("busdma: tag %q: %w", t.cfg.Name, err)
 			}
+			if t.cacheCompletes {
+				return nil // Cache ended with the barrier
+			}
 		}
 	}
 	t.plat.Barrier()

@@ -109,6 +109,14 @@ func (p *Platform) Cache(op busdma.CacheOp, buf []byte) error {
 	return nil
 }
 
+// CacheCompletes implements busdma.CompletingCache: Cache ends with SYNC
+// (cache_mipsx.s), which completes the hit operations and every earlier
+// load and store (MIPS32 Architecture, SYNC; the cache instructions are
+// ordered by it like stores).
+func (p *Platform) CacheCompletes() {}
+
+var _ busdma.CompletingCache = (*Platform)(nil)
+
 // Barrier implements busdma.Platform (SYNC).
 func (p *Platform) Barrier() { barrier.Full() }
 
