@@ -91,6 +91,24 @@ type CompletingCache interface {
 	CacheCompletes()
 }
 
+// CoherentWords is implemented by the Space a Platform's AllocCoherent
+// returns when the platform maps coherent memory straight into the
+// program (mipsdma: the uncached kseg1 alias): Words gives the same
+// memory as 32-bit words, which a driver may read and write with
+// sync/atomic loads and stores, each one access the compiler neither
+// merges nor drops, instead of through the Space's methods (an interface
+// call, a bounds check and a call to the access itself, about 40
+// instructions per access on mips32; a driver touches its descriptors
+// several times per frame). swap reports that the memory's byte order
+// is not the CPU's: the driver swaps the bytes of each word itself. The
+// Space's Barrier still orders the accesses (on such a platform it is
+// barrier.Full). Platforms that model the memory (hwsim) do not
+// implement it, and drivers use the Space there.
+type CoherentWords interface {
+	barrier.Space
+	Words() (w []uint32, swap bool)
+}
+
 // CacheOp is a D-cache maintenance operation.
 type CacheOp uint8
 

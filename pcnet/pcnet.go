@@ -262,8 +262,8 @@ type NIC struct {
 	part uint16
 
 	ib   barrier.Space // init block
-	rxd  barrier.Space // RX descriptors
-	txd  barrier.Space
+	rxd  descRing      // RX descriptors
+	txd  descRing
 	ibPA uint32
 	rxPA uint32
 	txPA uint32
@@ -414,14 +414,16 @@ func (n *NIC) alloc(rl, tl uint) error {
 		return err
 	}
 	n.ibPA = uint32(pa)
-	if n.rxd, pa, err = ctag.AllocCoherent(n.cfg.RxRing*descSize, barrier.LittleEndian); err != nil {
+	var rs, ts barrier.Space
+	if rs, pa, err = ctag.AllocCoherent(n.cfg.RxRing*descSize, barrier.LittleEndian); err != nil {
 		return err
 	}
 	n.rxPA = uint32(pa)
-	if n.txd, pa, err = ctag.AllocCoherent(n.cfg.TxRing*descSize, barrier.LittleEndian); err != nil {
+	if ts, pa, err = ctag.AllocCoherent(n.cfg.TxRing*descSize, barrier.LittleEndian); err != nil {
 		return err
 	}
 	n.txPA = uint32(pa)
+	n.rxd, n.txd = newDescRing(rs), newDescRing(ts)
 	btag, err := busdma.NewTag(n.cfg.DMA, busdma.TagConfig{Name: "pcnet-buf", Alignment: 4, MaxSize: bufSize, AddrLimit: 0xffffffff, BounceBuffers: 1})
 	if err != nil {
 		return err
@@ -484,13 +486,13 @@ func (n *NIC) alloc(rl, tl uint) error {
 	n.ib.Write32(ibRDRA, n.rxPA)
 	n.ib.Write32(ibTDRA, n.txPA)
 	for i := range n.rx {
-		n.rxd.Write32(uint32(i*descSize)+dMisc, 0)
+		n.rxd.write32(uint32(i*descSize)+dMisc, 0)
 		n.giveRx(i, true)
 	}
 	for i := range n.tx {
 		// Owned by the driver; Transmit fills in the address.
-		n.txd.Write32(uint32(i*descSize)+dAddr, 0)
-		n.txd.Write32(uint32(i*descSize)+dCtl, 0)
+		n.txd.write32(uint32(i*descSize)+dAddr, 0)
+		n.txd.write32(uint32(i*descSize)+dCtl, 0)
 	}
 	n.ib.Barrier()
 	return nil
@@ -519,12 +521,12 @@ func (n *NIC) giveRx(i int, moved bool) {
 	}
 	d := uint32(i * descSize)
 	if moved {
-		n.rxd.Write32(d+dAddr, s.pa)
+		n.rxd.write32(d+dAddr, s.pa)
 	}
 	// The chip must see the address before OWN, and the CPU be done
 	// reading the buffer.
-	n.rxd.Barrier()
-	n.rxd.Write32(d+dCtl, uint32(descOWN)<<16|uint32(bcnt(bufSize)))
+	n.rxd.barrier()
+	n.rxd.write32(d+dCtl, uint32(descOWN)<<16|uint32(bcnt(bufSize)))
 }
 
 // bcnt is the BCNT field for a length: two's complement in bits 11:0, ones
@@ -768,13 +770,13 @@ func (n *NIC) reapRx() {
 	for k := 0; k < len(n.rx); k++ {
 		i := n.rxHead
 		d := uint32(i * descSize)
-		ctl := n.rxd.Read32(d + dCtl)
+		ctl := n.rxd.read32(d + dCtl)
 		st := uint16(ctl >> 16)
 		if st&descOWN != 0 {
 			break
 		}
-		n.rxd.Barrier() // read the rest of the descriptor after OWN
-		mcnt := int(n.rxd.Read32(d+dMisc) & mcntMask)
+		n.rxd.barrier() // read the rest of the descriptor after OWN
+		mcnt := int(n.rxd.read32(d+dMisc) & mcntMask)
 		s := n.rx[i]
 		moved := false // a spare took the slot
 		switch {
@@ -823,7 +825,7 @@ func (n *NIC) reapTx() {
 	for n.txUsed > 0 {
 		i := n.txTail
 		d := uint32(i * descSize)
-		st := uint16(n.txd.Read32(d+dCtl) >> 16)
+		st := uint16(n.txd.read32(d+dCtl) >> 16)
 		if st&descOWN != 0 {
 			return
 		}
@@ -836,7 +838,7 @@ func (n *NIC) reapTx() {
 		}
 		// The descriptor's buffer is read (loan, the PostWrite below)
 		// only after OWN was seen clear.
-		n.txd.Barrier()
+		n.txd.barrier()
 		if s := &n.tx[i]; s.loan != nil {
 			b := s.loan
 			s.loan = nil
@@ -903,12 +905,12 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	own := uint32(descOWN|descSTP|descENP)<<16 | uint32(bcnt(off))
 	early := n.hz.ownFirst() // false in the shipped build
 	if early {
-		n.txd.Write32(d+dCtl, own)
+		n.txd.write32(d+dCtl, own)
 	}
-	n.txd.Write32(d+dAddr, pa)
-	n.txd.Barrier() // every field before OWN
+	n.txd.write32(d+dAddr, pa)
+	n.txd.barrier() // every field before OWN
 	if !early {
-		n.txd.Write32(d+dCtl, own)
+		n.txd.write32(d+dCtl, own)
 	}
 	// No barrier after OWN: the doorbell (ring, a CSR write after a
 	// barrier of its own) orders it before TDMD, and the chip's own ring
@@ -943,7 +945,7 @@ func (n *NIC) State() string {
 	n.txMu.Unlock()
 	n.rxMu.Lock()
 	rh := n.rxHead
-	rs := uint16(n.rxd.Read32(uint32(rh*descSize)+dCtl) >> 16)
+	rs := uint16(n.rxd.read32(uint32(rh*descSize)+dCtl) >> 16)
 	n.rxMu.Unlock()
 	s := fmt.Sprintf("csr0 %#04x rx head %d (status %#04x) tx head %d tail %d used %d; rx %d tx %d txfull %d missed %d irqs %d rescued %d",
 		n.csr(csr0), rh, rs, th, tt, tu, n.Stats.RxFrames.Load(), n.Stats.TxFrames.Load(),
