@@ -527,7 +527,9 @@ func (n *NIC) giveRx(i int, moved bool) {
 		n.rxd.write32(d+dAddr, s.pa)
 	}
 	// The chip must see the address before OWN, and the CPU be done
-	// reading the buffer.
+	// reading the buffer. (reapRx relies on this barrier, issued on
+	// every call, to order its read of the next descriptor's status
+	// before the rest of that descriptor.)
 	n.rxd.barrier()
 	n.rxd.write32(d+dCtl, uint32(descOWN)<<16|uint32(bcnt(bufSize)))
 }
@@ -770,15 +772,23 @@ func (n *NIC) reapRx() {
 	n.rxMu.Lock()
 	defer n.rxMu.Unlock()
 	frames, bytes := uint32(0), uint32(0)
+	mask := len(n.rx) - 1
+	// The status of the descriptor at rxHead. Each one after the first
+	// is read before the previous slot's giveRx, whose barrier then
+	// orders it before the reads of the rest of its descriptor: a
+	// barrier less per frame.
+	ctl := n.rxd.read32(uint32(n.rxHead*descSize) + dCtl)
+	fenced := false
 	for k := 0; k < len(n.rx); k++ {
 		i := n.rxHead
 		d := uint32(i * descSize)
-		ctl := n.rxd.read32(d + dCtl)
 		st := uint16(ctl >> 16)
 		if st&descOWN != 0 {
 			break
 		}
-		n.rxd.barrier() // read the rest of the descriptor after OWN
+		if !fenced {
+			n.rxd.barrier() // read the rest of the descriptor after OWN
+		}
 		mcnt := int(n.rxd.read32(d+dMisc) & mcntMask)
 		s := n.rx[i]
 		moved := false // a spare took the slot
@@ -812,8 +822,11 @@ func (n *NIC) reapRx() {
 			}
 			moved = n.kept
 		}
-		n.giveRx(i, moved)
-		n.rxHead = (i + 1) & (len(n.rx) - 1)
+		next := (i + 1) & mask
+		ctl = n.rxd.read32(uint32(next*descSize) + dCtl)
+		n.giveRx(i, moved) // its barrier comes after that read
+		fenced = true
+		n.rxHead = next
 	}
 	if frames != 0 {
 		n.Stats.RxFrames.Add(frames)
@@ -825,32 +838,44 @@ func (n *NIC) reapRx() {
 func (n *NIC) reapTx() {
 	n.txMu.Lock()
 	defer n.txMu.Unlock()
+	mask := len(n.tx) - 1
 	for n.txUsed > 0 {
-		i := n.txTail
-		d := uint32(i * descSize)
-		st := uint16(n.txd.read32(d+dCtl) >> 16)
-		if st&descOWN != 0 {
+		// How many descriptors, oldest first, the chip is done with:
+		// their status words are read first, then one barrier orders
+		// every read before the buffers are reused (loan, PostWrite),
+		// instead of a barrier per descriptor.
+		done := 0
+		for i := n.txTail; done < n.txUsed; i = (i + 1) & mask {
+			st := uint16(n.txd.read32(uint32(i*descSize)+dCtl) >> 16)
+			if st&descOWN != 0 {
+				break
+			}
+			// ERR sums up TMD2's error bits (BUFF, UFLO, LCOL, LCAR,
+			// RTRY: Am79C970A datasheet, TMD1; QEMU pcnet.c sets ERR
+			// with each of them), so TMD2 is neither read here nor
+			// cleared by Transmit: a descriptor read and a write less
+			// per frame.
+			if st&descERR != 0 {
+				n.Stats.TxErrors.Add(1)
+			}
+			done++
+		}
+		if done == 0 {
 			return
 		}
-		// ERR sums up TMD2's error bits (BUFF, UFLO, LCOL, LCAR, RTRY:
-		// Am79C970A datasheet, TMD1; QEMU pcnet.c sets ERR with each of
-		// them), so TMD2 is neither read here nor cleared by Transmit: a
-		// descriptor read and a write less per frame.
-		if st&descERR != 0 {
-			n.Stats.TxErrors.Add(1)
-		}
-		// The descriptor's buffer is read (loan, the PostWrite below)
-		// only after OWN was seen clear.
 		n.txd.barrier()
-		if s := &n.tx[i]; s.loan != nil {
-			b := s.loan
-			s.loan = nil
-			b.Release() // back to the receiving NIC's pool
-		} else {
-			_ = s.m.Sync(busdma.PostWrite)
+		for ; done > 0; done-- {
+			i := n.txTail
+			if s := &n.tx[i]; s.loan != nil {
+				b := s.loan
+				s.loan = nil
+				b.Release() // back to the receiving NIC's pool
+			} else {
+				_ = s.m.Sync(busdma.PostWrite)
+			}
+			n.txTail = (i + 1) & mask
+			n.txUsed--
 		}
-		n.txTail = (i + 1) & (len(n.tx) - 1)
-		n.txUsed--
 	}
 }
 
