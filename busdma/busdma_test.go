@@ -274,3 +274,83 @@ func TestSyncRange(t *testing.T) {
 		t.Fatal(sys.Misuses()[misused:])
 	}
 }
+
+// countingPlatform counts the Barrier calls busdma makes on a Platform;
+// completing adds the CompletingCache mark, and then its Cache issues the
+// barrier itself, as mipsdma's closing SYNC does.
+type countingPlatform struct {
+	*hwsim.Memory
+	barriers, caches int
+}
+
+func (p *countingPlatform) Barrier() { p.barriers++; p.Memory.Barrier() }
+func (p *countingPlatform) Cache(op busdma.CacheOp, b []byte) error {
+	p.caches++
+	return p.Memory.Cache(op, b)
+}
+
+type completingPlatform struct{ countingPlatform }
+
+func (p *completingPlatform) Cache(op busdma.CacheOp, b []byte) error {
+	err := p.countingPlatform.Cache(op, b)
+	p.Memory.Barrier()
+	return err
+}
+func (p *completingPlatform) CacheCompletes() {}
+
+// TestSyncBarriers checks that a sync ends with the platform's barrier
+// unless the platform's cache maintenance completes by itself
+// (busdma.CompletingCache): then only a sync without maintenance
+// (PostWrite) issues one.
+func TestSyncBarriers(t *testing.T) {
+	for _, completing := range []bool{false, true} {
+		sys := hwsim.New(hwsim.Config{Seed: 1, NoEviction: true})
+		var plat busdma.Platform
+		var cp *countingPlatform
+		if completing {
+			c := &completingPlatform{countingPlatform{Memory: sys.Mem}}
+			plat, cp = c, &c.countingPlatform
+		} else {
+			cp = &countingPlatform{Memory: sys.Mem}
+			plat = cp
+		}
+		tg, err := busdma.NewTag(plat, busdma.TagConfig{Name: "b", MaxSize: 256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf, err := tg.Alloc(256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := tg.NewMap()
+		if _, err := m.Load(buf, busdma.Bidirectional); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			op                busdma.SyncOp
+			barriers, caches  int
+			completingBarrier int
+		}{
+			{busdma.PreWrite, 1, 1, 0},
+			{busdma.PreRead, 1, 1, 0},
+			{busdma.PostRead, 1, 1, 0},
+			{busdma.PostWrite, 1, 0, 1},
+		} {
+			cp.barriers, cp.caches = 0, 0
+			if err := m.SyncRange(c.op, 0, 64); err != nil {
+				t.Fatal(err)
+			}
+			want := c.barriers
+			if completing {
+				want = c.completingBarrier
+			}
+			if cp.barriers != want || cp.caches != c.caches {
+				t.Errorf("completing %v, op %v: %d barriers and %d cache calls, want %d and %d",
+					completing, c.op, cp.barriers, cp.caches, want, c.caches)
+			}
+		}
+		if len(sys.Misuses()) != 0 {
+			t.Fatal(sys.Misuses())
+		}
+	}
+}

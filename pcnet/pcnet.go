@@ -45,6 +45,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/gowrt/gowrt/barrier"
 	"github.com/gowrt/gowrt/busdma"
@@ -262,8 +263,8 @@ type NIC struct {
 	part uint16
 
 	ib   barrier.Space // init block
-	rxd  barrier.Space // RX descriptors
-	txd  barrier.Space
+	rxd  descRing      // RX descriptors
+	txd  descRing
 	ibPA uint32
 	rxPA uint32
 	txPA uint32
@@ -288,17 +289,17 @@ type NIC struct {
 
 	h  gnet.Handler
 	bh gnet.BufHandler // h, if it can keep buffers
-	// dmaComparable: cfg.DMA's type can be compared with ==, which
-	// Transmit does to recognise a kept buffer on its own platform (a
-	// pointer, as every Platform is; a comparison would panic on a type
-	// that is not comparable).
-	dmaComparable bool
-	started       bool
-	running       atomic.Bool // started and not stopped: Interrupt services the chip
-	stopped       atomic.Bool
-	link          atomic.Bool
-	stop          chan struct{}
-	wg            sync.WaitGroup
+	// dma is cfg.DMA's pointer (nil if its type is not a pointer, as
+	// every Platform is): Transmit recognises a kept buffer of a chip on
+	// its own platform by it. Comparing the interfaces themselves calls
+	// the runtime (about 60 instructions per frame on mips32, natbench).
+	dma     unsafe.Pointer
+	started bool
+	running atomic.Bool // started and not stopped: Interrupt services the chip
+	stopped atomic.Bool
+	link    atomic.Bool
+	stop    chan struct{}
+	wg      sync.WaitGroup
 
 	lastRescue atomic.Pointer[string] // the chip and controller at the last rescue
 
@@ -335,8 +336,10 @@ func New(cfg Config) (*NIC, error) {
 	if !ok1 || !ok2 || rl < 1 || tl < 1 || rl > 9 || tl > 9 {
 		return nil, fmt.Errorf("%w: ring sizes %d/%d (powers of two, 2..512)", ErrConfig, cfg.RxRing, cfg.TxRing)
 	}
-	n := &NIC{cfg: cfg, regs: cfg.Regs, stop: make(chan struct{}), txBatch: max(1, min(txBatchMax, cfg.TxRing/4)),
-		dmaComparable: reflect.TypeOf(cfg.DMA).Comparable()}
+	n := &NIC{cfg: cfg, regs: cfg.Regs, stop: make(chan struct{}), txBatch: max(1, min(txBatchMax, cfg.TxRing/4))}
+	if v := reflect.ValueOf(cfg.DMA); v.Kind() == reflect.Pointer {
+		n.dma = v.UnsafePointer()
+	}
 	n.reset()
 	id := uint32(n.csr(csr89))<<16 | uint32(n.csr(csr88))
 	n.part = uint16(id >> 12)
@@ -414,14 +417,16 @@ func (n *NIC) alloc(rl, tl uint) error {
 		return err
 	}
 	n.ibPA = uint32(pa)
-	if n.rxd, pa, err = ctag.AllocCoherent(n.cfg.RxRing*descSize, barrier.LittleEndian); err != nil {
+	var rs, ts barrier.Space
+	if rs, pa, err = ctag.AllocCoherent(n.cfg.RxRing*descSize, barrier.LittleEndian); err != nil {
 		return err
 	}
 	n.rxPA = uint32(pa)
-	if n.txd, pa, err = ctag.AllocCoherent(n.cfg.TxRing*descSize, barrier.LittleEndian); err != nil {
+	if ts, pa, err = ctag.AllocCoherent(n.cfg.TxRing*descSize, barrier.LittleEndian); err != nil {
 		return err
 	}
 	n.txPA = uint32(pa)
+	n.rxd, n.txd = newDescRing(rs), newDescRing(ts)
 	btag, err := busdma.NewTag(n.cfg.DMA, busdma.TagConfig{Name: "pcnet-buf", Alignment: 4, MaxSize: bufSize, AddrLimit: 0xffffffff, BounceBuffers: 1})
 	if err != nil {
 		return err
@@ -484,13 +489,13 @@ func (n *NIC) alloc(rl, tl uint) error {
 	n.ib.Write32(ibRDRA, n.rxPA)
 	n.ib.Write32(ibTDRA, n.txPA)
 	for i := range n.rx {
-		n.rxd.Write32(uint32(i*descSize)+dMisc, 0)
+		n.rxd.write32(uint32(i*descSize)+dMisc, 0)
 		n.giveRx(i, true)
 	}
 	for i := range n.tx {
 		// Owned by the driver; Transmit fills in the address.
-		n.txd.Write32(uint32(i*descSize)+dAddr, 0)
-		n.txd.Write32(uint32(i*descSize)+dCtl, 0)
+		n.txd.write32(uint32(i*descSize)+dAddr, 0)
+		n.txd.write32(uint32(i*descSize)+dCtl, 0)
 	}
 	n.ib.Barrier()
 	return nil
@@ -519,12 +524,14 @@ func (n *NIC) giveRx(i int, moved bool) {
 	}
 	d := uint32(i * descSize)
 	if moved {
-		n.rxd.Write32(d+dAddr, s.pa)
+		n.rxd.write32(d+dAddr, s.pa)
 	}
 	// The chip must see the address before OWN, and the CPU be done
-	// reading the buffer.
-	n.rxd.Barrier()
-	n.rxd.Write32(d+dCtl, uint32(descOWN)<<16|uint32(bcnt(bufSize)))
+	// reading the buffer. (reapRx relies on this barrier, issued on
+	// every call, to order its read of the next descriptor's status
+	// before the rest of that descriptor.)
+	n.rxd.barrier()
+	n.rxd.write32(d+dCtl, uint32(descOWN)<<16|uint32(bcnt(bufSize)))
 }
 
 // bcnt is the BCNT field for a length: two's complement in bits 11:0, ones
@@ -765,16 +772,24 @@ func (n *NIC) reapRx() {
 	n.rxMu.Lock()
 	defer n.rxMu.Unlock()
 	frames, bytes := uint32(0), uint32(0)
+	mask := len(n.rx) - 1
+	// The status of the descriptor at rxHead. Each one after the first
+	// is read before the previous slot's giveRx, whose barrier then
+	// orders it before the reads of the rest of its descriptor: a
+	// barrier less per frame.
+	ctl := n.rxd.read32(uint32(n.rxHead*descSize) + dCtl)
+	fenced := false
 	for k := 0; k < len(n.rx); k++ {
 		i := n.rxHead
 		d := uint32(i * descSize)
-		ctl := n.rxd.Read32(d + dCtl)
 		st := uint16(ctl >> 16)
 		if st&descOWN != 0 {
 			break
 		}
-		n.rxd.Barrier() // read the rest of the descriptor after OWN
-		mcnt := int(n.rxd.Read32(d+dMisc) & mcntMask)
+		if !fenced {
+			n.rxd.barrier() // read the rest of the descriptor after OWN
+		}
+		mcnt := int(n.rxd.read32(d+dMisc) & mcntMask)
 		s := n.rx[i]
 		moved := false // a spare took the slot
 		switch {
@@ -807,8 +822,11 @@ func (n *NIC) reapRx() {
 			}
 			moved = n.kept
 		}
-		n.giveRx(i, moved)
-		n.rxHead = (i + 1) & (len(n.rx) - 1)
+		next := (i + 1) & mask
+		ctl = n.rxd.read32(uint32(next*descSize) + dCtl)
+		n.giveRx(i, moved) // its barrier comes after that read
+		fenced = true
+		n.rxHead = next
 	}
 	if frames != 0 {
 		n.Stats.RxFrames.Add(frames)
@@ -820,26 +838,44 @@ func (n *NIC) reapRx() {
 func (n *NIC) reapTx() {
 	n.txMu.Lock()
 	defer n.txMu.Unlock()
+	mask := len(n.tx) - 1
 	for n.txUsed > 0 {
-		i := n.txTail
-		d := uint32(i * descSize)
-		st := uint16(n.txd.Read32(d+dCtl) >> 16)
-		if st&descOWN != 0 {
+		// How many descriptors, oldest first, the chip is done with:
+		// their status words are read first, then one barrier orders
+		// every read before the buffers are reused (loan, PostWrite),
+		// instead of a barrier per descriptor.
+		done := 0
+		for i := n.txTail; done < n.txUsed; i = (i + 1) & mask {
+			st := uint16(n.txd.read32(uint32(i*descSize)+dCtl) >> 16)
+			if st&descOWN != 0 {
+				break
+			}
+			// ERR sums up TMD2's error bits (BUFF, UFLO, LCOL, LCAR,
+			// RTRY: Am79C970A datasheet, TMD1; QEMU pcnet.c sets ERR
+			// with each of them), so TMD2 is neither read here nor
+			// cleared by Transmit: a descriptor read and a write less
+			// per frame.
+			if st&descERR != 0 {
+				n.Stats.TxErrors.Add(1)
+			}
+			done++
+		}
+		if done == 0 {
 			return
 		}
-		n.txd.Barrier()
-		if st&descERR != 0 || n.txd.Read32(d+dMisc)&(txBUFF|txUFLO|txLCOL|txLCAR|txRTRY) != 0 {
-			n.Stats.TxErrors.Add(1)
+		n.txd.barrier()
+		for ; done > 0; done-- {
+			i := n.txTail
+			if s := &n.tx[i]; s.loan != nil {
+				b := s.loan
+				s.loan = nil
+				b.Release() // back to the receiving NIC's pool
+			} else {
+				_ = s.m.Sync(busdma.PostWrite)
+			}
+			n.txTail = (i + 1) & mask
+			n.txUsed--
 		}
-		if s := &n.tx[i]; s.loan != nil {
-			b := s.loan
-			s.loan = nil
-			b.Release() // back to the receiving NIC's pool
-		} else {
-			_ = s.m.Sync(busdma.PostWrite)
-		}
-		n.txTail = (i + 1) & (len(n.tx) - 1)
-		n.txUsed--
 	}
 }
 
@@ -874,7 +910,7 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	pa := s.pa
 	off := 0
 	kept, _ := b.(*rxBuf)
-	if kept != nil && l >= minFrame && n.dmaComparable && kept.owner.dmaComparable && kept.owner.cfg.DMA == n.cfg.DMA {
+	if kept != nil && l >= minFrame && n.dma != nil && kept.owner.dma == n.dma {
 		// A receive buffer of a pcnet on our platform: the chip sends
 		// it from where it landed. No PreWrite: the CPU has not written
 		// it since the PostRead after it landed (nobody writes a
@@ -897,15 +933,16 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	own := uint32(descOWN|descSTP|descENP)<<16 | uint32(bcnt(off))
 	early := n.hz.ownFirst() // false in the shipped build
 	if early {
-		n.txd.Write32(d+dCtl, own)
+		n.txd.write32(d+dCtl, own)
 	}
-	n.txd.Write32(d+dAddr, pa)
-	n.txd.Write32(d+dMisc, 0)
-	n.txd.Barrier() // every field before OWN
+	n.txd.write32(d+dAddr, pa)
+	n.txd.barrier() // every field before OWN
 	if !early {
-		n.txd.Write32(d+dCtl, own)
+		n.txd.write32(d+dCtl, own)
 	}
-	n.txd.Barrier()
+	// No barrier after OWN: the doorbell (ring, a CSR write after a
+	// barrier of its own) orders it before TDMD, and the chip's own ring
+	// poll needs only that the store arrives, which it does.
 	n.txHead = (i + 1) & (len(n.tx) - 1)
 	n.txUsed++
 	n.unrung++
@@ -936,7 +973,7 @@ func (n *NIC) State() string {
 	n.txMu.Unlock()
 	n.rxMu.Lock()
 	rh := n.rxHead
-	rs := uint16(n.rxd.Read32(uint32(rh*descSize)+dCtl) >> 16)
+	rs := uint16(n.rxd.read32(uint32(rh*descSize)+dCtl) >> 16)
 	n.rxMu.Unlock()
 	s := fmt.Sprintf("csr0 %#04x rx head %d (status %#04x) tx head %d tail %d used %d; rx %d tx %d txfull %d missed %d irqs %d rescued %d",
 		n.csr(csr0), rh, rs, th, tt, tu, n.Stats.RxFrames.Load(), n.Stats.TxFrames.Load(),

@@ -63,7 +63,7 @@ const (
 	descSize = 16
 	dAddr    = 0 // buffer address
 	dCtl     = 4 // BCNT (low 16: two's complement, ONES nibble 0xF) | status (high 16)
-	dMisc    = 8 // RX: message byte count (bits 11:0); TX: error bits
+	dMisc    = 8 // RX: message byte count (bits 11:0); TX: error bits, summed up by ERR
 	descOWN  = 0x8000
 	descERR  = 0x4000
 	descSTP  = 0x0200
@@ -77,12 +77,6 @@ const (
 	txDEF    = 0x0400
 	bcntOnes = 0xf000
 	mcntMask = 0x0fff
-	// TX misc error bits.
-	txBUFF = 1 << 31
-	txUFLO = 1 << 30
-	txLCOL = 1 << 28
-	txLCAR = 1 << 27
-	txRTRY = 1 << 26
 )
 
 // Init block, SSIZE32: 28 bytes, little-endian, 4-byte aligned.

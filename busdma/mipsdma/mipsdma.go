@@ -22,6 +22,7 @@
 package mipsdma
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"unsafe"
@@ -109,6 +110,14 @@ func (p *Platform) Cache(op busdma.CacheOp, buf []byte) error {
 	return nil
 }
 
+// CacheCompletes implements busdma.CompletingCache: Cache ends with SYNC
+// (cache_mipsx.s), which completes the hit operations and every earlier
+// load and store (MIPS32 Architecture, SYNC; the cache instructions are
+// ordered by it like stores).
+func (p *Platform) CacheCompletes() {}
+
+var _ busdma.CompletingCache = (*Platform)(nil)
+
 // Barrier implements busdma.Platform (SYNC).
 func (p *Platform) Barrier() { barrier.Full() }
 
@@ -160,7 +169,28 @@ func (p *Platform) AllocCoherent(name string, size, align int, order barrier.Ord
 	if err != nil {
 		return nil, 0, err
 	}
-	return s, pa, nil
+	w := unsafe.Slice((*uint32)(segPointer(kseg1|uintptr(pa))), size/4)
+	return &coherent{MMIO: s, words: w, swap: swaps(order)}, pa, nil
+}
+
+// coherent is uncached memory from AllocCoherent: an MMIO Space, and its
+// words (busdma.CoherentWords).
+type coherent struct {
+	*barrier.MMIO
+	words []uint32
+	swap  bool
+}
+
+var _ busdma.CoherentWords = (*coherent)(nil)
+
+// Words implements busdma.CoherentWords.
+func (c *coherent) Words() ([]uint32, bool) { return c.words, c.swap }
+
+// swaps reports whether memory in byte order o holds words byte-swapped
+// from this CPU's order.
+func swaps(o barrier.Order) bool {
+	big := binary.NativeEndian.Uint16([]byte{0, 1}) == 1
+	return o == barrier.LittleEndian && big || o == barrier.BigEndian && !big
 }
 
 // segPointer turns a kseg0/kseg1 address into a pointer. Those segments lie

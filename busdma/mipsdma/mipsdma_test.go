@@ -1,6 +1,11 @@
 package mipsdma
 
-import "testing"
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/gowrt/gowrt/barrier"
+)
 
 // Config1 decoding: line = 2^(DL+1), DL in bits 12:10. QEMU malta's
 // default 24Kf reports Config1 0x9E190C8F (QEMU target/mips/cpu-defs.c.inc)
@@ -35,6 +40,19 @@ func TestLineSpan(t *testing.T) {
 		s, e := lineSpan(c.va, c.n, 32)
 		if s != c.start || e != c.end {
 			t.Errorf("lineSpan(%#x, %d) = [%#x,%#x), want [%#x,%#x)", c.va, c.n, s, e, c.start, c.end)
+		}
+	}
+}
+
+// TestSwaps: coherent memory's words (CoherentWords) are swapped exactly
+// when the memory's byte order is not the CPU's (run on qemu-mips too).
+func TestSwaps(t *testing.T) {
+	var b [4]byte
+	binary.NativeEndian.PutUint32(b[:], 0x01020304)
+	big := b[0] == 1
+	for o, want := range map[barrier.Order]bool{barrier.Native: false, barrier.LittleEndian: big, barrier.BigEndian: !big} {
+		if swaps(o) != want {
+			t.Errorf("swaps(%v) = %v on a big=%v CPU", o, !want, big)
 		}
 	}
 }

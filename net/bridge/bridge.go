@@ -619,7 +619,17 @@ func (b *Bridge) Input(in int, frame []byte) {
 		}
 		p.stats.Forwarded.Add(1)
 		p.rx.last = true
-		b.send(t, host, vid, &f, frame, p)
+		if hl, ok := b.ports[host].keeper.(hostLink); ok && !f.Tagged && t.untagged[vid]&(uint64(1)<<host) != 0 {
+			// Untagged in and out: the frame goes to the host port
+			// unchanged, as send would find after choosing its header
+			// and calling the keeper. Frames for the router (the NAT
+			// fast path among them) skip those two calls and the
+			// switch: about 100 instructions per frame on mips32
+			// (natbench).
+			b.ports[host].count(hl.deliver(&p.rx, nil, frame), len(frame))
+		} else {
+			b.send(t, host, vid, &f, frame, p)
+		}
 		p.rx.done()
 		return
 	case known:
@@ -691,9 +701,15 @@ func (b *Bridge) send(t *vlanTable, o int, vid uint16, f *Frame, frame []byte, i
 	default:
 		sent = q.keeper.keep(&in.rx, frame, hdr, f.Rest)
 	}
+	q.count(sent, len(hdr)+len(payload))
+}
+
+// count counts a frame of n bytes the bridge sent out of port q, or
+// tried to.
+func (q *port) count(sent bool, n int) {
 	if sent {
 		q.stats.TxFrames.Add(1)
-		q.stats.TxBytes.Add(uint32(len(hdr) + len(payload)))
+		q.stats.TxBytes.Add(uint32(n))
 	} else {
 		q.stats.TxDropped.Add(1)
 	}

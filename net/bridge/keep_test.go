@@ -196,3 +196,49 @@ func TestHostLendsDriverBuffer(t *testing.T) {
 		t.Fatalf("frame without a buffer: %d buffer offers, %d lent offers", lh.bufOffer, lh.offers)
 	}
 }
+
+// TestHostDirectCounts: a frame for the router that reaches the host port
+// unchanged (untagged in and out: Input's direct hand-over) is counted on
+// the host port as sent, or as dropped when there is no handler; a tagged
+// one goes through send, is untagged into a copy of its own and not lent,
+// and is counted the same way.
+func TestHostDirectCounts(t *testing.T) {
+	b, _ := New(Config{MAC: brMAC})
+	host, _ := b.AddHostPort(DefaultVLANs)
+	lh := &lendBufHost{lendHost: lendHost{take: func([]byte) bool { return true }}}
+	if err := host.Start(lh); err != nil {
+		t.Fatal(err)
+	}
+	in, trunk := &holdNIC{}, &holdNIC{}
+	b.AttachNIC(in, DefaultVLANs)
+	b.AttachNIC(trunk, PortVLANs{Tagged: []uint16{1}})
+	hs := b.PortStats(host.Port())
+	var r ring
+	var rx keptRx
+
+	f := ipFrame(brMAC, stA)
+	r.receiveBuf(t, in.h, &rx, f)
+	if lh.bufOffer != 1 || hs.TxFrames.Load() != 1 || hs.TxBytes.Load() != uint64(len(f)) || hs.TxDropped.Load() != 0 {
+		t.Fatalf("untagged frame: %d offers; host port sent %d frames, %d bytes, dropped %d",
+			lh.bufOffer, hs.TxFrames.Load(), hs.TxBytes.Load(), hs.TxDropped.Load())
+	}
+
+	tagged := frame(brMAC, stB, 1, 0, 60)
+	r.receiveBuf(t, trunk.h, &rx, tagged)
+	want := frame(brMAC, stB, -1, 0, 60)
+	if lh.bufOffer != 1 || len(lh.views) != 1 || !bytes.Equal(lh.views[0].AsSlice(), want) {
+		t.Fatalf("tagged frame: %d offers, %d views", lh.bufOffer, len(lh.views))
+	}
+	lh.views[0].Release()
+	if hs.TxFrames.Load() != 2 || hs.TxBytes.Load() != uint64(len(f)+len(want)) {
+		t.Fatalf("host port sent %d frames, %d bytes", hs.TxFrames.Load(), hs.TxBytes.Load())
+	}
+
+	host.Stop()
+	_ = b.SetLink(host.Port(), true) // open the port without a handler
+	r.receiveBuf(t, in.h, &rx, f)
+	if hs.TxFrames.Load() != 2 || hs.TxDropped.Load() != 1 || host.RxNoHandler.Load() != 1 {
+		t.Fatalf("no handler: host port sent %d, dropped %d, RxNoHandler %d",
+			hs.TxFrames.Load(), hs.TxDropped.Load(), host.RxNoHandler.Load())
+	}
+}

@@ -343,12 +343,15 @@ func (i *Iface) Receive(frame []byte) {
 // memory is consumed here (processLent); anything else is left to
 // ReceiveView.
 func (i *Iface) ReceiveLent(frame []byte) bool {
-	// classify's route case, without its input chain for broadcasts.
-	if i.intercept != nil || len(frame) < gnet.EthHeaderLen+ipv4Min || etherType(frame) != etherIPv4 ||
-		frame[0]&1 != 0 || !isMAC(frame[0:6], &i.mac) {
-		return false
-	}
-	return i.f.processLent(i, frame)
+	return i.lendable(frame) && i.f.processLent(i, frame)
+}
+
+// lendable is classify's route case, without its input chain for
+// broadcasts: an IPv4 unicast frame to the interface's MAC, which the
+// fast path may take borrowed.
+func (i *Iface) lendable(frame []byte) bool {
+	return i.intercept == nil && len(frame) >= gnet.EthHeaderLen+ipv4Min && etherType(frame) == etherIPv4 &&
+		frame[0]&1 == 0 && isMAC(frame[0:6], &i.mac)
 }
 
 // isMAC reports whether b holds the address m. Byte by byte: comparing
@@ -364,8 +367,11 @@ func isMAC(b []byte, m *gnet.MAC) bool {
 // rewritten headers (net.RxBuf.KeepWith) for an egress NIC that sends such
 // a buffer in place: the routed frame is not copied at all.
 func (i *Iface) ReceiveLentBuf(frame []byte, r gnet.RxBuf) bool {
+	if !i.lendable(frame) {
+		return false
+	}
 	i.rxBuf = r
-	ok := i.ReceiveLent(frame)
+	ok := i.f.processLent(i, frame)
 	i.rxBuf = nil
 	return ok
 }
