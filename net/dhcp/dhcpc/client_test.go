@@ -295,7 +295,10 @@ func waitIdle(t *testing.T, clk *fakeClock) {
 func TestBoundRenewRebindRelease(t *testing.T) {
 	srv, conn := newPair(t)
 	clk := newFakeClock()
-	ev, cancel, done := startClient(t, conn, clk, nil)
+	// Exchanges time out on the real clock: 20 ms was too short for the
+	// rebind's answer under qemu-mips on a loaded machine (CI saw no
+	// Changed event). The renewals the server ignores then take 0.75 s.
+	ev, cancel, done := startClient(t, conn, clk, func(c *Config) { c.Timeout = 250 * time.Millisecond })
 
 	b := ev.next(t, Bound)
 	l := b.Lease
