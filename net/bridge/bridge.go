@@ -757,7 +757,7 @@ func (b *Bridge) inputToHost(in int, p *port, frame []byte) bool {
 	}
 	p.stats.RxFrames.Add(1)
 	p.stats.RxBytes.Add(uint32(n))
-	b.fdb.learnLookup(src|uint64(vid)<<48, true, uint8(in), 0, false, b.now(), &p.fdb)
+	b.fdb.learnCached(src|uint64(vid)<<48, uint8(in), b.now(), &p.fdb)
 	p.stats.Forwarded.Add(1)
 	p.rx.last = true
 	hp := b.ports[t.host]
