@@ -91,6 +91,21 @@ type CompletingCache interface {
 	CacheCompletes()
 }
 
+// LineCache is a CompletingCache that also hands out its cache
+// maintenance as plain functions of line addresses: LineOp(op) returns
+// the function that performs op over the lines [start, end) (line-aligned
+// addresses of the memory a buffer occupies, line the LineSize) and ends
+// with the completion barrier, what Cache does for the buffer those lines
+// cover (nil for an op it has no function for). A tag calls them for the
+// syncs of maps loaded as one segment, a driver's receive and transmit
+// buffers synced for every frame, without Cache's interface call,
+// operation switch, error result and line rounding: about 35
+// instructions per sync on mips32 (natbench).
+type LineCache interface {
+	CompletingCache
+	LineOp(op CacheOp) func(start, end, line uintptr)
+}
+
 // CoherentWords is implemented by the Space a Platform's AllocCoherent
 // returns when the platform maps coherent memory straight into the
 // program (mipsdma: the uncached kseg1 alias): Words gives the same
@@ -187,7 +202,10 @@ type Tag struct {
 	line int
 	// cacheCompletes: plat is a CompletingCache.
 	cacheCompletes bool
-	bounce         chan []byte // free bounce buffers, each MaxSize rounded up to lines
+	// lineOps are a LineCache platform's functions, by CacheOp; nil
+	// entries (any other platform) use Cache.
+	lineOps [WritebackInvalidate + 1]func(start, end, line uintptr)
+	bounce  chan []byte // free bounce buffers, each MaxSize rounded up to lines
 }
 
 func pow2(x uint64) bool { return x != 0 && x&(x-1) == 0 }
@@ -238,6 +256,11 @@ func NewTag(p Platform, cfg TagConfig) (*Tag, error) {
 	}
 	t := &Tag{cfg: cfg, plat: p, line: line, bounce: make(chan []byte, cfg.BounceBuffers)}
 	_, t.cacheCompletes = p.(CompletingCache)
+	if lc, ok := p.(LineCache); ok {
+		for _, op := range []CacheOp{Writeback, Invalidate, WritebackInvalidate} {
+			t.lineOps[op] = lc.LineOp(op)
+		}
+	}
 	align := max(cfg.Alignment, line)
 	// Room for MaxSize bytes plus a line of alignment slack per bounced fragment.
 	size := roundUp(cfg.MaxSize, line) + align + line*maxFrags

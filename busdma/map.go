@@ -326,6 +326,14 @@ func (m *Map) SyncRange(op SyncOp, off, n int) error {
 	if cop := cacheOps[op&(PostWrite<<1-1)]; cop != 0 && !t.cfg.Coherent {
 		cpu := m.segCPU[0]
 		if hi := min(off+n, len(cpu)); off < hi {
+			if f := t.lineOps[cop]; f != nil {
+				// The lines holding cpu[off:hi] (LineCache), kept
+				// alive by the map, which holds cpu.
+				l := uintptr(t.line)
+				va := uintptr(unsafe.Pointer(unsafe.SliceData(cpu)))
+				f((va+uintptr(off))&^(l-1), (va+uintptr(hi)+l-1)&^(l-1), l)
+				return nil // the function ended with the barrier
+			}
 			if err := t.plat.Cache(cop, cpu[off:hi]); err != nil {
 				return fmt.Errorf("busdma: tag %q: %w", t.cfg.Name, err)
 			}

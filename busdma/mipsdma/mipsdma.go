@@ -116,7 +116,21 @@ func (p *Platform) Cache(op busdma.CacheOp, buf []byte) error {
 // ordered by it like stores).
 func (p *Platform) CacheCompletes() {}
 
-var _ busdma.CompletingCache = (*Platform)(nil)
+// LineOp implements busdma.LineCache: the hit loops themselves
+// (cache_mipsx.s), which end with SYNC as Cache does.
+func (p *Platform) LineOp(op busdma.CacheOp) func(start, end, line uintptr) {
+	switch op {
+	case busdma.Writeback:
+		return hitWriteback
+	case busdma.Invalidate:
+		return hitInvalidate
+	case busdma.WritebackInvalidate:
+		return hitWritebackInv
+	}
+	return nil
+}
+
+var _ busdma.LineCache = (*Platform)(nil)
 
 // Barrier implements busdma.Platform (SYNC).
 func (p *Platform) Barrier() { barrier.Full() }

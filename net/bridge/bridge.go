@@ -249,7 +249,8 @@ func (s *Stats) Dropped(r Reason) uint64 { return s.Drops[r].Load() }
 
 type port struct {
 	link   Link
-	keeper keeper // link, if it keeps frames beyond the call
+	keeper keeper   // link, if it keeps frames beyond the call
+	host   *HostNIC // the host port's NIC, if this is the host port
 	_      cpu.CacheLinePad
 	// Written by this port's ingress path only.
 	scratch [ethHdrLen + tagLen]byte // egress header when a tag is added/changed
@@ -287,6 +288,28 @@ type vlanTable struct {
 	pvid     [MaxPorts]uint16
 	members  [MaxVID + 1]uint64 // VID -> ports that are members
 	untagged [MaxVID + 1]uint64 // VID -> ports that send it untagged
+	// toHost[p] is port p's PVID if an untagged frame received on p may
+	// reach the host port untagged (both are members of the PVID, the
+	// host untagged), 0 otherwise: inputToHost's VLAN check, decided
+	// once per configuration instead of per frame.
+	toHost [MaxPorts]uint16
+	host   int // the host port, -1 if none
+}
+
+// setToHost fills t.toHost for host port host (-1: none).
+func (t *vlanTable) setToHost(host int) {
+	t.host = host
+	t.toHost = [MaxPorts]uint16{}
+	if host < 0 {
+		return
+	}
+	hb := uint64(1) << host
+	for p, vid := range t.pvid {
+		if p != host && vid != 0 && t.members[vid]&(uint64(1)<<p) != 0 &&
+			t.members[vid]&hb != 0 && t.untagged[vid]&hb != 0 {
+			t.toHost[p] = vid
+		}
+	}
 }
 
 // Bridge is a learning bridge. Input may be called concurrently for
@@ -355,7 +378,9 @@ func New(c Config) (*Bridge, error) {
 		floodRate:  int64(c.FloodRate),
 		floodBurst: max(int64(c.FloodRate)*1e8, 1e9),
 	}
-	b.vlans.Store(new(vlanTable))
+	t := new(vlanTable)
+	t.setToHost(-1)
+	b.vlans.Store(t)
 	b.host.Store(-1)
 	return b, nil
 }
@@ -375,12 +400,20 @@ func (b *Bridge) AddPort(l Link, v PortVLANs) (int, error) {
 	if n >= MaxPorts {
 		return -1, fmt.Errorf("bridge: more than %d ports", MaxPorts)
 	}
-	t, err := b.withVLANs(n, v)
+	host := int(b.host.Load())
+	hl, isHost := l.(hostLink)
+	if isHost {
+		host = n
+	}
+	t, err := b.withVLANs(n, v, host)
 	if err != nil {
 		return -1, err
 	}
 	k, _ := l.(keeper)
 	b.ports[n] = &port{link: l, keeper: k}
+	if isHost {
+		b.ports[n].host = hl.n
+	}
 	b.vlans.Store(t)
 	b.nport.Store(int32(n + 1))
 	return n, nil
@@ -394,7 +427,7 @@ func (b *Bridge) SetVLANs(p int, v PortVLANs) error {
 	if p < 0 || p >= int(b.nport.Load()) {
 		return fmt.Errorf("bridge: no port %d", p)
 	}
-	t, err := b.withVLANs(p, v)
+	t, err := b.withVLANs(p, v, int(b.host.Load()))
 	if err != nil {
 		return err
 	}
@@ -404,8 +437,8 @@ func (b *Bridge) SetVLANs(p int, v PortVLANs) error {
 }
 
 // withVLANs returns a copy of the current table with port p's membership
-// replaced by v.
-func (b *Bridge) withVLANs(p int, v PortVLANs) (*vlanTable, error) {
+// replaced by v, and host as the host port.
+func (b *Bridge) withVLANs(p int, v PortVLANs, host int) (*vlanTable, error) {
 	if v.PVID > MaxVID {
 		return nil, fmt.Errorf("bridge: PVID %d out of range", v.PVID)
 	}
@@ -436,6 +469,7 @@ func (b *Bridge) withVLANs(p int, v PortVLANs) (*vlanTable, error) {
 		return nil, fmt.Errorf("bridge: PVID %d is not a member VLAN", v.PVID)
 	}
 	t.pvid[p] = v.PVID
+	t.setToHost(host)
 	return t, nil
 }
 
@@ -453,6 +487,11 @@ func (m *portMask) set(p int, on bool) {
 	} else {
 		w.And(^bit)
 	}
+}
+
+// has reports whether port p (0 <= p < MaxPorts) is in the set.
+func (m *portMask) has(p int) bool {
+	return m.w[uint(p)/32].Load()&(1<<(uint(p)%32)) != 0
 }
 
 // load returns the set as a bitmask of ports.
@@ -670,6 +709,61 @@ func (b *Bridge) Input(in int, frame []byte) {
 		b.send(t, host, vid, &f, frame, p)
 	}
 	p.rx.done()
+}
+
+// toOwnMAC reports whether frame is addressed to the bridge's MAC, with
+// at least an Ethernet header: the test before inputToHost, inlined into
+// the NIC port's handler.
+func (b *Bridge) toOwnMAC(frame []byte) bool {
+	m := &b.mac
+	return len(frame) >= ethHdrLen && frame[0] == m[0] && frame[1] == m[1] && frame[2] == m[2] &&
+		frame[3] == m[3] && frame[4] == m[4] && frame[5] == m[5]
+}
+
+// inputToHost is Input for the frames the router's forwarding fast path
+// takes: untagged unicast to the bridge's own MAC, received on a port
+// whose PVID the host port is an untagged member of. It makes Input's
+// checks and has Input's effects (the counters, learning the source,
+// delivery to the host port as the frame's last port), but reads the
+// VLAN decision from the configuration snapshot (vlanTable.toHost), the
+// port states as two bits, and checks only an untagged frame's framing,
+// without Parse: Input's general path does a 64-bit shift per check, and
+// the shortcut saves about 175 instructions per NATed frame on mips32
+// (natbench). frame must pass toOwnMAC. inputToHost reports false,
+// having done nothing, for any other frame and for one that fails a
+// check, which Input then handles and counts. NIC ports call it before
+// Input for frames toOwnMAC finds (nicPort.Receive), so frames between
+// stations and from the host port do not pay for a call.
+func (b *Bridge) inputToHost(in int, p *port, frame []byte) bool {
+	n := len(frame)
+	if n > ethHdrLen+b.mtu {
+		return false
+	}
+	// Parse's checks of an untagged frame: a type (or an 802.3 length),
+	// a unicast source other than zero.
+	typ := uint16(frame[12])<<8 | uint16(frame[13])
+	if typ == tpid8021Q || (typ > maxLenField && typ < minTypeField) ||
+		frame[6]&1 != 0 || frame[6]|frame[7]|frame[8]|frame[9]|frame[10]|frame[11] == 0 {
+		return false
+	}
+	t := b.vlans.Load()
+	vid := t.toHost[in]
+	if vid == 0 || !b.up.has(in) || !b.up.has(t.host) {
+		return false
+	}
+	src := fdbKey(0, frame[6:12])
+	if src == b.macK {
+		return false // a loop: Input drops it
+	}
+	p.stats.RxFrames.Add(1)
+	p.stats.RxBytes.Add(uint32(n))
+	b.fdb.learnCached(src|uint64(vid)<<48, uint8(in), b.now(), &p.fdb)
+	p.stats.Forwarded.Add(1)
+	p.rx.last = true
+	hp := b.ports[t.host]
+	hp.count(hostLink{hp.host}.deliver(&p.rx, nil, frame), n)
+	p.rx.done()
+	return true
 }
 
 // send emits frame on port o in VLAN vid, tagging or untagging as o's

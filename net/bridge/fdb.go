@@ -232,6 +232,18 @@ func (t *fdb) learnLookup(src uint64, learn bool, port uint8, dst uint64, lookup
 	return -1, false
 }
 
+// learnCached is learnLookup(src, true, port, 0, false, now, c), learning
+// alone, for inputToHost: a station the port's cache holds, with no sweep
+// due, is refreshed without learnLookup's call of eight arguments and its
+// branches (about 25 instructions per frame on mips32, natbench).
+func (t *fdb) learnCached(src uint64, port uint8, now int64, c *slotCache) {
+	if c.src != nil && c.srcKey == src && c.tab == t.tab.Load() && units(now)-t.lastSweep.Load() < t.age/2 {
+		t.refresh(c.src, port, now)
+		return
+	}
+	t.learnLookup(src, true, port, 0, false, now, c)
+}
+
 // refresh records that the station in slot s was seen on port.
 func (t *fdb) refresh(s *fdbSlot, port uint8, now int64) {
 	v := s.val.Load()

@@ -60,11 +60,14 @@ func TestFDBSlotCache(t *testing.T) {
 	unit := int64(1) << timeShift
 	a := fdbKey(1, []byte{2, 0, 0, 0, 0, 1})
 	b := fdbKey(1, []byte{2, 0, 0, 0, 0, 2})
-	cached, plain := newFDB(64, age, 7), newFDB(64, age, 7)
-	var c slotCache
+	// lone learns through learnCached (inputToHost's learning) and
+	// looks up without its cache.
+	cached, plain, lone := newFDB(64, age, 7), newFDB(64, age, 7), newFDB(64, age, 7)
+	var c, lc slotCache
 	now := 10 * unit
 	cached.lastSweep.Store(units(now))
 	plain.lastSweep.Store(units(now))
+	lone.lastSweep.Store(units(now))
 	step := func(name string, src uint64, port uint8, dst uint64) {
 		t.Helper()
 		p1, ok1 := cached.learnLookup(src, true, port, dst, true, now, &c)
@@ -72,8 +75,12 @@ func TestFDBSlotCache(t *testing.T) {
 		if p1 != p2 || ok1 != ok2 {
 			t.Fatalf("%s: cached lookup (%d, %v), uncached (%d, %v)", name, p1, ok1, p2, ok2)
 		}
-		if n1, n2 := cached.entries(now), plain.entries(now); n1 != n2 {
-			t.Fatalf("%s: %d entries cached, %d uncached", name, n1, n2)
+		lone.learnCached(src, port, now, &lc)
+		if p3, ok3 := lone.lookup(dst, now); p3 != p2 || ok3 != ok2 {
+			t.Fatalf("%s: after learnCached lookup (%d, %v), uncached (%d, %v)", name, p3, ok3, p2, ok2)
+		}
+		if n1, n2, n3 := cached.entries(now), plain.entries(now), lone.entries(now); n1 != n2 || n3 != n2 {
+			t.Fatalf("%s: %d entries cached, %d learnCached, %d uncached", name, n1, n3, n2)
 		}
 	}
 	step("b learned", b, 2, a)
@@ -94,15 +101,35 @@ func TestFDBSlotCache(t *testing.T) {
 	}
 	cached.flushPort(3)
 	plain.flushPort(3)
+	lone.flushPort(3)
 	step("b flushed", a, 1, b) // the cached dst slot is a tombstone now
 	cached.flushPort(1)
 	plain.flushPort(1)
+	lone.flushPort(1)
 	step("a revived from its cached slot", a, 1, b)
-	old := c.tab
+	old, lold := c.tab, lone.tab.Load()
 	now += age // half the aging period passed: the next call sweeps
 	step("after a sweep", a, 1, b)
+	if lone.tab.Load() == lold {
+		t.Fatal("learnCached did not sweep when a sweep was due")
+	}
 	if cached.tab.Load() == old || c.tab == old {
 		t.Fatal("no sweep, or the cache kept the old table")
+	}
+	if lone.tab.Load() != lc.tab {
+		t.Fatal("learnCached kept a cache of the old table")
+	}
+	// A sweep by another port's frame: learnCached must not refresh the
+	// slot it cached in the old table.
+	lone.learnCached(a, 1, now, &lc)
+	if lc.src == nil {
+		t.Fatal("learnCached did not cache a known station's slot")
+	}
+	lold = lone.tab.Load()
+	lone.sweepLocked(now)
+	lone.learnCached(a, 1, now, &lc)
+	if lone.tab.Load() == lold || lc.tab != lone.tab.Load() {
+		t.Fatal("learnCached kept using a slot of a swept table")
 	}
 	step("b back", b, 2, a)
 	step("a again after the sweep", a, 1, b)

@@ -53,7 +53,11 @@ type nicPort struct {
 }
 
 // Receive implements net.Handler: the borrowed frame is bridged at once.
-func (np *nicPort) Receive(frame []byte) { np.b.Input(np.port, frame) }
+func (np *nicPort) Receive(frame []byte) {
+	if b := np.b; !b.toOwnMAC(frame) || !b.inputToHost(np.port, np.in, frame) {
+		np.b.Input(np.port, frame)
+	}
+}
 
 // ReceiveBuf implements net.BufHandler: the frame is bridged like a
 // borrowed one, but an egress NIC that sends kept receive buffers in
@@ -61,7 +65,9 @@ func (np *nicPort) Receive(frame []byte) { np.b.Input(np.port, frame) }
 func (np *nicPort) ReceiveBuf(frame []byte, r gnet.RxBuf) {
 	x := &np.in.rx
 	x.rxBuf = r
-	np.b.Input(np.port, frame)
+	if b := np.b; !b.toOwnMAC(frame) || !b.inputToHost(np.port, np.in, frame) {
+		np.b.Input(np.port, frame)
+	}
 	x.rxBuf = nil
 }
 
