@@ -345,20 +345,6 @@ func (e *Endpoint) Capabilities() stack.LinkEndpointCapabilities {
 	return c
 }
 
-// GSOMaxSize implements stack.GSOEndpoint: gVisor's TCP may build send
-// segments up to GVisorGSOMaxSize (64 KiB).
-func (*Endpoint) GSOMaxSize() uint32 { return stack.GVisorGSOMaxSize }
-
-// SupportedGSO implements stack.GSOEndpoint with gVisor's own
-// segmentation: the TCP sender works in segments of up to 64 KiB and
-// gVisor cuts each into MSS-sized packets just before the network layer
-// (tcp.sendTCPBatch), so WritePackets still sees frames no larger than
-// the MTU. The sender's per-segment work (its send loop, retransmit queue,
-// RACK and the walk over acknowledged segments) is then paid per 64 KiB,
-// not per 1460 bytes: a bulk download from the router on malta costs 33%
-// fewer instructions per packet (72 k to 48 k, BenchmarkXferInstructionsMaltaLE).
-func (*Endpoint) SupportedGSO() stack.SupportedGSO { return stack.GVisorGSOSupported }
-
 // Attach implements stack.LinkEndpoint. The first non-nil Attach starts the
 // NIC; a start failure leaves the endpoint detached (gVisor's Attach cannot
 // return an error) and is reported by StartError.

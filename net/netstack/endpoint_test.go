@@ -146,21 +146,6 @@ func TestTCPTransfer(t *testing.T) {
 	}
 }
 
-// TestSoftwareGSO: routes through the endpoint offer gVisor's software
-// segmentation, so the TCP sender builds large segments (TestTCPTransfer
-// checks they reach the peer cut to the MTU, which WritePackets enforces).
-func TestSoftwareGSO(t *testing.T) {
-	a, _ := newPair(t, 0, 0, 64)
-	r, err := a.s.FindRoute(1, addrA, addrB, ipv4.ProtocolNumber, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Release()
-	if !r.HasGVisorGSOCapability() || r.GSOMaxSize() != stack.GVisorGSOMaxSize {
-		t.Fatalf("route: gVisor GSO %v, max %d; want true, %d", r.HasGVisorGSOCapability(), r.GSOMaxSize(), stack.GVisorGSOMaxSize)
-	}
-}
-
 // TestMalformedFramesDropped injects frames the adapter must refuse and
 // checks each is counted in the right bucket and never reaches the stack.
 func TestMalformedFramesDropped(t *testing.T) {
