@@ -295,9 +295,10 @@ func waitIdle(t *testing.T, clk *fakeClock) {
 func TestBoundRenewRebindRelease(t *testing.T) {
 	srv, conn := newPair(t)
 	clk := newFakeClock()
-	// Exchanges time out on the real clock: 20 ms was too short for the
-	// rebind's answer under qemu-mips on a loaded machine (CI saw no
-	// Changed event). The renewals the server ignores then take 0.75 s.
+	// Exchanges time out on the real clock: 20 ms could be too short for
+	// the rebind's answer under qemu-mips on a loaded machine, and a
+	// rebind that times out sleeps past T2, where the test does not go.
+	// The renewals the server ignores then take 0.75 s.
 	ev, cancel, done := startClient(t, conn, clk, func(c *Config) { c.Timeout = 250 * time.Millisecond })
 
 	b := ev.next(t, Bound)
@@ -356,25 +357,30 @@ func TestBoundRenewRebindRelease(t *testing.T) {
 	l = rn.Lease
 	waitIdle(t, clk)
 	clk.AdvanceTo(l.Obtained.Add(l.T1))
-	// Wait for the failed renewal's retry sleep, then jump to T2.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		clk.mu.Lock()
-		asked := len(clk.waiters)
-		clk.mu.Unlock()
-		if asked > 0 && len(srv.got) == 0 {
-			break
+	// The renewal fails (the server loses unicast; each try waits out
+	// the exchange timeout on the real clock), then the client sleeps
+	// until a retry no later than T2: wait for that sleep, then set the
+	// clock to T2, again and again until an event comes, which wakes the
+	// client into REBINDING however the real time falls. (Setting it
+	// once, at the moment the client seemed to sleep, raced with a slow
+	// machine: CI's qemu-mips stage.)
+	waitIdle(t, clk)
+	var ch Event
+	deadline := time.Now().Add(30 * time.Second)
+	for waiting := true; waiting; {
+		clk.AdvanceTo(l.Obtained.Add(l.T2))
+		select {
+		case ch = <-ev.ch:
+			waiting = false
+		case <-time.After(20 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatal("no event after T2")
+			}
 		}
-		for len(srv.got) > 0 {
-			<-srv.got
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("renewal never gave up")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
-	clk.AdvanceTo(l.Obtained.Add(l.T2))
-	ch := ev.next(t, Changed)
+	if ch.Kind != Changed {
+		t.Fatalf("event %v after T2, want %v", ch.Kind, Changed)
+	}
 	if ch.Lease.DNS[0] != netip.MustParseAddr("10.0.0.54") || ch.Old.DNS[0] != netip.MustParseAddr("10.0.0.53") {
 		t.Fatalf("changed %+v", ch)
 	}
