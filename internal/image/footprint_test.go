@@ -113,6 +113,9 @@ func TestRouterFootprint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if pgo := buildSetting(t, img, "-pgo"); !strings.HasSuffix(pgo, ".pgo") {
+			t.Errorf("%s: built with -pgo=%q, not the firmware profile", prog, pgo)
+		}
 		// The parts are the sections; the load segments hold them plus
 		// ELF headers and alignment padding, under a page per segment.
 		parts := fp.Text + fp.ROData + fp.PCLNTab + fp.Data

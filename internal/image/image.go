@@ -190,9 +190,15 @@ func (b Board) Env() []string {
 
 // Build compiles pkg for board into out. dir is the working directory for
 // the go command (the module root or below). Extra go build flags may be
-// given. Ending ctx stops the build.
+// given; unless they choose a profile (-pgo), the build applies the
+// firmware profile (see pgo.go). Ending ctx stops the build.
 func Build(ctx context.Context, b Board, dir, pkg, out string, goflags ...string) error {
+	pgo, err := pgoFlag(goflags)
+	if err != nil {
+		return err
+	}
 	args := []string{"build", "-trimpath", "-o", out, "-ldflags", b.LDFlags(b.LDExtra)}
+	args = append(args, pgo...)
 	args = append(args, b.GoFlags(goflags...)...)
 	args = append(args, pkg)
 	cmd := exec.CommandContext(ctx, "go", args...)

@@ -210,12 +210,16 @@ func natBench(b *testing.B, board string, i int, mode string) {
 }
 
 // natProfile takes a CPU profile of the firmware (progs/natbench's
-// profile-start and profile-stop) over profileBursts bursts of frame, and
+// profile-start and profile-stop) over profileBursts bursts of frame
+// (GOWRT_NATBENCH_PROFILE_BURSTS, default 5: some 350 samples), and
 // fetches it over the LAN into file: with -icount its samples count
 // instructions. The profiler's signals cost instructions of their own,
 // so the profiling run is separate from the measured windows.
 func natProfile(b *testing.B, ns *netns.NS, s *injector, file string, frame []byte) {
-	const profileBursts = 5
+	profileBursts := 5
+	if n, err := strconv.Atoi(os.Getenv("GOWRT_NATBENCH_PROFILE_BURSTS")); err == nil && n > 0 {
+		profileBursts = n
+	}
 	if r := s.control(b, "profile-start"); r != "profiling" {
 		b.Fatalf("profile-start: %s", r)
 	}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Takes the firmware profile again: internal/image/firmware.pgo, which
+# every image is built with (go build -pgo; see internal/image/pgo.go).
+#
+# It profiles, on QEMU malta under -icount (samples count instructions):
+#   - progs/natbench forwarding NATed and bridged 1514-byte frames, both
+#     byte orders (BenchmarkNATInstructions, 40 bursts of 20000 frames);
+#   - progs/routertest's TCP upload and download on malta-le
+#     (BenchmarkXferInstructionsMaltaLE, five guest seconds each);
+# and merges the profiles into one with go tool pprof.
+#
+# Run as root (the benchmarks make network namespaces and TAPs), after a
+# change moves the hot paths; the images it profiles are built with the
+# profile already there, which is how Go's PGO is meant to iterate.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH=$PATH:/usr/local/go/bin
+
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+GOWRT_NATBENCH_PROFILE=$dir GOWRT_NATBENCH_PROFILE_BURSTS=40 \
+	go test ./board/malta/boottest -run '^$' -bench 'NATInstructions' -benchtime 1x -timeout 30m
+GOWRT_TCPBENCH_PROFILE=$dir \
+	go test ./board/malta/boottest -run '^$' -bench 'XferInstructionsMaltaLE' -benchtime 1x -timeout 30m
+ls "$dir"/*.pprof
+go tool pprof -proto "$dir"/*.pprof >"$dir/merged.pgo"
+mv "$dir/merged.pgo" internal/image/firmware.pgo
+echo "internal/image/firmware.pgo: $(wc -c <internal/image/firmware.pgo) bytes"
