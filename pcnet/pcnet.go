@@ -145,6 +145,7 @@ type rxBuf struct {
 	// when it is kept or re-armed.
 	rewritten int
 	frame     [1][]byte // Segments while kept
+	next      *rxBuf    // the next spare in the pool's lists
 }
 
 const (
@@ -154,30 +155,44 @@ const (
 	rxSpare
 )
 
-// rxPool holds the spare receive buffers. Kept buffers come back from
-// whichever goroutine releases them (another NIC's TX completion), so it
-// has a lock; it never allocates.
+// rxPool holds the spare receive buffers. Only the receive path takes
+// them (Keep, under rxMu); kept buffers come back from whichever
+// goroutine releases them (another NIC's TX completion). Returns go onto
+// a lock-free stack (one compare-and-swap), which the receive path empties
+// whole into its own list when that runs dry: taking every entry at once
+// is what makes the stack safe without ABA protection, as no entry is
+// ever popped alone. A mutex on each side cost about 100 instructions per
+// forwarded frame on mips32 (natbench); the pool never allocates.
 type rxPool struct {
-	mu   sync.Mutex
-	free []*rxBuf
+	free     *rxBuf                // the receive path's own spares, linked by next
+	returned atomic.Pointer[rxBuf] // released buffers, linked by next
 }
 
+// get returns a spare, or nil if there is none. Callers hold rxMu.
 func (p *rxPool) get() *rxBuf {
-	p.mu.Lock()
-	var b *rxBuf
-	if k := len(p.free); k > 0 {
-		b = p.free[k-1]
-		p.free = p.free[:k-1]
+	b := p.free
+	if b == nil {
+		if b = p.returned.Swap(nil); b == nil {
+			return nil
+		}
 	}
-	p.mu.Unlock()
+	p.free, b.next = b.next, nil
 	return b
 }
 
+// put returns b to the pool; any goroutine may call it.
 func (p *rxPool) put(b *rxBuf) {
-	p.mu.Lock()
-	p.free = append(p.free, b) // within cap: every buffer fits
-	p.mu.Unlock()
+	for {
+		top := p.returned.Load()
+		b.next = top
+		if p.returned.CompareAndSwap(top, b) {
+			return
+		}
+	}
 }
+
+// add gives the pool a spare before the NIC starts.
+func (p *rxPool) add(b *rxBuf) { p.free, b.next = b, p.free }
 
 // Keep implements net.RxBuf: a spare takes the buffer's ring slot and the
 // buffer becomes the caller's TxBuf.
@@ -460,7 +475,6 @@ func (n *NIC) alloc(rl, tl uint) error {
 	// One backing array for every receive buffer's bookkeeping.
 	bufs := make([]rxBuf, len(rxs))
 	n.rx = make([]*rxBuf, n.cfg.RxRing)
-	n.pool.free = make([]*rxBuf, 0, n.cfg.RxSpares)
 	for i, s := range rxs {
 		// The CPU may have touched any of the buffer (zeroed it).
 		bufs[i] = rxBuf{owner: n, buf: s.buf, m: s.m, pa: s.pa, fresh: true}
@@ -468,7 +482,7 @@ func (n *NIC) alloc(rl, tl uint) error {
 			n.rx[i] = &bufs[i]
 		} else {
 			bufs[i].state = rxSpare
-			n.pool.free = append(n.pool.free, &bufs[i])
+			n.pool.add(&bufs[i])
 		}
 	}
 	if n.tx, err = mk(n.cfg.TxRing, busdma.ToDevice); err != nil {
@@ -644,12 +658,19 @@ func (n *NIC) pollLink() {
 // board connects to the chip's line: it acknowledges the causes (keeping
 // interrupts enabled), then reaps received frames and finished transmits.
 // It loops until no cause is left, so the level line is low when the
-// dispatcher unmasks it. Before Start and after Stop it does nothing (the
-// chip has interrupts disabled then).
+// dispatcher unmasks it. Before Start it does nothing (the chip has
+// interrupts disabled then); once Stop has begun it only acknowledges.
 func (n *NIC) Interrupt() {
 	n.svcMu.Lock()
 	defer n.svcMu.Unlock()
 	if !n.running.Load() {
+		if n.stopped.Load() && n.started {
+			// Stop has begun but STOP may not have reached the chip,
+			// which can still raise a cause: acknowledge it, with
+			// interrupts disabled (IENA clear), so the level line
+			// falls rather than fires again at every unmask.
+			n.setCSR(csr0, n.csr(csr0)&csr0Causes)
+		}
 		return
 	}
 	n.serviceLocked()
@@ -837,7 +858,12 @@ func (n *NIC) reapRx() {
 // reapTx reclaims descriptors the chip has finished with.
 func (n *NIC) reapTx() {
 	n.txMu.Lock()
-	defer n.txMu.Unlock()
+	n.reapTxLocked()
+	n.txMu.Unlock()
+}
+
+// reapTxLocked is reapTx for a caller holding txMu.
+func (n *NIC) reapTxLocked() {
 	mask := len(n.tx) - 1
 	for n.txUsed > 0 {
 		// How many descriptors, oldest first, the chip is done with:
@@ -896,9 +922,11 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	}
 	n.txMu.Lock()
 	if n.txUsed == len(n.tx) {
-		n.txMu.Unlock()
-		n.reapTx() // the interrupt may not have run yet
-		n.txMu.Lock()
+		// The interrupt may not have run yet. Reaped here, under the
+		// lock already held: at full load the ring is full at every
+		// frame, and dropping the lock for reapTx to take it again
+		// cost two lock round trips per frame.
+		n.reapTxLocked()
 		if n.txUsed == len(n.tx) {
 			n.txMu.Unlock()
 			n.Stats.TxFull.Add(1)
