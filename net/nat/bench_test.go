@@ -59,7 +59,9 @@ func BenchmarkForwardNew(b *testing.B) {
 		}
 		binary.BigEndian.PutUint16(p[20:], uint16(n))
 		binary.BigEndian.PutUint16(p[12:], uint16(n>>16)) // another source host every 64Ki flows
-		p[8] = 64
+		// The TTL back up, and the header checksum over the new
+		// source address.
+		setTTL(p, 64)
 		if v := tb.Forward(p, lan); v.Action != Forward {
 			b.Fatal(v)
 		}

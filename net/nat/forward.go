@@ -28,6 +28,9 @@ func (t *Table) Forward(pkt []byte, in Iface) Verdict {
 	if r := p.parse(pkt); r != ReasonNone {
 		return t.dropped(Drop, r)
 	}
+	if !headerChecksumOK(p.b[:p.ihl]) {
+		return t.dropped(Drop, BadChecksum)
+	}
 	if p.frag && (!p.firstFr || p.isICMPError()) {
 		return t.fragment(&p, in)
 	}

@@ -168,7 +168,7 @@ func TestFragmentsThroughSNAT(t *testing.T) {
 	// Both datagrams passed whole: their entries are free again, so a
 	// late duplicate finds nothing.
 	dup := bytes.Clone(down[1])
-	dup[8] = 64
+	setTTL(dup, 64)
 	if v := tb.Forward(dup, wan); v.Action != Drop || v.Reason != Fragment {
 		t.Fatalf("duplicate after the datagram passed: %+v", v)
 	}

@@ -79,6 +79,13 @@ func FuzzForward(f *testing.F) {
 			buf[i] = 0xa5
 		}
 		pkt := buf[:len(data)]
+		if in&4 != 0 && len(pkt) >= ipMinHeader && pkt[0]>>4 == 4 {
+			// A right header checksum, so that mutations reach past
+			// the check Forward makes first.
+			if ihl := int(pkt[0]&0x0f) * 4; ihl >= ipMinHeader && ihl <= len(pkt) {
+				fixIPChecksum(pkt)
+			}
+		}
 		before := bytes.Clone(pkt)
 		l4Valid, ipValid := false, false
 		var p packet
@@ -97,6 +104,9 @@ func FuzzForward(f *testing.F) {
 			if b != 0xa5 {
 				t.Fatal("wrote past the packet")
 			}
+		}
+		if v.Action == Forward && !ipValid {
+			t.Fatal("forwarded a packet whose IP header checksum is wrong")
 		}
 		if v.Action != Forward {
 			if !bytes.Equal(pkt, before) {

@@ -142,6 +142,20 @@ func ipPacket(src, dst netip.Addr, proto uint8, ttl uint8, l4 []byte) []byte {
 	return p
 }
 
+// setTTL sets the TTL of IPv4 packet p and makes its header checksum
+// right again (Forward drops a header whose checksum is wrong).
+func setTTL(p []byte, ttl uint8) {
+	p[8] = ttl
+	fixIPChecksum(p)
+}
+
+// fixIPChecksum recomputes the header checksum of IPv4 packet p.
+func fixIPChecksum(p []byte) {
+	ihl := int(p[0]&0x0f) * 4
+	p[10], p[11] = 0, 0
+	binary.BigEndian.PutUint16(p[10:], refChecksum(p[:ihl]))
+}
+
 func fixL4(p []byte) []byte {
 	l4 := p[20:]
 	switch p[9] {

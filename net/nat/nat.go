@@ -75,10 +75,11 @@ const (
 	Invalid                       // does not fit the connection's state, cannot start one, or an ICMP error about nothing tracked
 	Denied                        // the Policy said Drop or Reject (named so as not to clash with the Policy interface)
 	Fragment                      // a later IPv4 fragment whose first one did not pass or was forgotten, not for the router (see the package doc)
+	BadChecksum                   // the IPv4 header checksum is wrong (RFC 1812 section 5.2.2: a router verifies it)
 	NumDropReasons
 )
 
-var reasonNames = [NumDropReasons]string{"none", "malformed", "ttl-exceeded", "table-full", "no-port", "invalid", "denied", "fragment"}
+var reasonNames = [NumDropReasons]string{"none", "malformed", "ttl-exceeded", "table-full", "no-port", "invalid", "denied", "fragment", "bad-checksum"}
 
 func (r DropReason) String() string {
 	if r < NumDropReasons {

@@ -378,7 +378,7 @@ func TestTTL(t *testing.T) {
 	}
 	// TTL does not matter for packets to the router.
 	l := udpPkt(ap(hostA, 1000), ap(routerLAN, 53), 4)
-	l[8] = 1
+	setTTL(l, 1)
 	if v := tb.Forward(l, lan); v.Action != Local {
 		t.Fatalf("local ttl 1: %+v", v)
 	}
@@ -808,5 +808,45 @@ func TestSweepBothNodesInOneBucket(t *testing.T) {
 	}
 	if s := tb.Stats(); s.Conns != 1 || s.Expired != 10 {
 		t.Fatalf("%+v", s)
+	}
+}
+
+// TestBadHeaderChecksum: a packet whose IPv4 header checksum is wrong is
+// dropped untouched and counted (RFC 1812 section 5.2.2), new or of a
+// known connection, with or without options; fixed, it passes.
+func TestBadHeaderChecksum(t *testing.T) {
+	tb, _ := newTable(t, Config{}, homePolicy(0))
+	known := udpPkt(ap(hostA, 1000), ap(remote, 53), 4)
+	mustForward(t, tb, bytes.Clone(known), lan, wan)
+	withOpts := ipPacket(hostA, remote, 17, 64, nil)
+	withOpts = append(withOpts[:20:20], 0x94, 0x04, 0, 0) // router alert (RFC 2113)
+	withOpts = append(withOpts, udpPkt(ap(hostA, 2000), ap(remote, 53), 4)[20:]...)
+	withOpts[0] = 0x46
+	binary.BigEndian.PutUint16(withOpts[2:], uint16(len(withOpts)))
+	fixIPChecksum(withOpts)
+	fixL4(withOpts)
+	for name, p := range map[string][]byte{
+		"known":   known,
+		"new":     udpPkt(ap(hostA, 1001), ap(remote, 53), 4),
+		"options": withOpts,
+	} {
+		for _, at := range []int{1, 10, 15, len(p[:int(p[0]&0x0f)*4]) - 1} {
+			bad := bytes.Clone(p)
+			bad[at] ^= 0x40
+			before := tb.Stats().Drops[BadChecksum]
+			conns := tb.Stats().Conns
+			if v := tb.Forward(bad, lan); v.Action != Drop || v.Reason != BadChecksum {
+				t.Fatalf("%s, byte %d flipped: %+v", name, at, v)
+			}
+			if s := tb.Stats(); s.Drops[BadChecksum] != before+1 || s.Conns != conns {
+				t.Fatalf("%s, byte %d flipped: %d drops counted, %d -> %d connections", name, at, s.Drops[BadChecksum]-before, conns, s.Conns)
+			}
+			if !bytes.Equal(bad[:at], p[:at]) || !bytes.Equal(bad[at+1:], p[at+1:]) {
+				t.Fatalf("%s: dropped packet modified", name)
+			}
+		}
+		if v := tb.Forward(bytes.Clone(p), lan); v.Action != Forward {
+			t.Fatalf("%s, checksum right: %+v", name, v)
+		}
 	}
 }

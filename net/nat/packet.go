@@ -196,6 +196,27 @@ func ipHeaderChecksum(h []byte) uint16 {
 	return ^csumFold(sum)
 }
 
+// headerChecksumOK reports whether the IPv4 header h (options included)
+// sums to all ones with its checksum (RFC 1071), which a router must
+// check of every packet it forwards and drop it if not (RFC 1812 section
+// 5.2.2): a damaged header can name the wrong connection, and the
+// incremental rewrite would forward it damaged. The fixed 20 bytes are
+// summed as two byte sums, the high and the low byte of each word, in
+// straight-line code: about 45 instructions on mips32, where a 16-bit
+// load is two byte loads and a loop costs several times that.
+func headerChecksumOK(h []byte) bool {
+	_ = h[ipMinHeader-1]
+	hi := uint32(h[0]) + uint32(h[2]) + uint32(h[4]) + uint32(h[6]) + uint32(h[8]) +
+		uint32(h[10]) + uint32(h[12]) + uint32(h[14]) + uint32(h[16]) + uint32(h[18])
+	lo := uint32(h[1]) + uint32(h[3]) + uint32(h[5]) + uint32(h[7]) + uint32(h[9]) +
+		uint32(h[11]) + uint32(h[13]) + uint32(h[15]) + uint32(h[17]) + uint32(h[19])
+	sum := hi<<8 + lo
+	if len(h) > ipMinHeader {
+		sum = csumAdd(sum, h[ipMinHeader:]) // options
+	}
+	return csumFold(sum) == 0xffff
+}
+
 // csumUpdate16 is RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), the checksum
 // after a 16-bit word of the covered data changes from m to m'.
 func csumUpdate16(hc, m, m1 uint16) uint16 {
