@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/gowrt/gowrt/net/dns/dnsfwd"
 )
 
 const (
@@ -204,25 +206,9 @@ func parseAAnswer(msg []byte, id uint16, q dnsmessage.Question) ([]netip.Addr, e
 	return out, nil
 }
 
-// sameName compares two wire names as DNS does, ASCII letters without
-// regard to case (RFC 4343 §3).
+// sameName compares two names as DNS does (RFC 4343 §3).
 func sameName(a, b dnsmessage.Name) bool {
-	if a.Length != b.Length {
-		return false
-	}
-	for i := range int(a.Length) {
-		x, y := a.Data[i], b.Data[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
+	return a.Length == b.Length && dnsfwd.NameEqualFold(a.Data[:a.Length], b.Data[:b.Length])
 }
 
 // rcodeName is the mnemonic of an RCODE in the header's four bits

@@ -50,7 +50,7 @@ func matchAnswer(resp []byte, id uint16, q *query) bool {
 		return false
 	}
 	name := q.name()
-	return nameEqualFold(resp[headerLen:headerLen+len(name)], name) &&
+	return NameEqualFold(resp[headerLen:headerLen+len(name)], name) &&
 		binary.BigEndian.Uint16(resp[headerLen+len(name):]) == q.qtype &&
 		binary.BigEndian.Uint16(resp[headerLen+len(name)+2:]) == q.qclass
 }

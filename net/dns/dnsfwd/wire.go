@@ -264,9 +264,12 @@ func walkRR(msg []byte, off int) (rrInfo, int, bool) {
 	return rr, end, true
 }
 
-// nameEqualFold compares two uncompressed wire names case-insensitively
-// (ASCII only, RFC 4343 §3).
-func nameEqualFold(a, b []byte) bool {
+// NameEqualFold reports whether two domain names, both uncompressed wire
+// names or both text, are equal as DNS compares them: ASCII letters
+// without regard to case, every other byte as it is (RFC 4343 §3). Not
+// bytes.EqualFold, which folds Unicode and takes any two bytes that are
+// not UTF-8 for equal.
+func NameEqualFold(a, b []byte) bool {
 	if len(a) != len(b) {
 		return false
 	}
