@@ -153,12 +153,21 @@ func (c *conn) serve() {
 			c.refuse(StatusContentTooLarge, "request body too large")
 			return
 		}
-		if c.req.expectContinue && c.req.ContentLength > 0 && c.b.br.Buffered() == 0 {
+		if c.req.expectContinue && (c.req.ContentLength > 0 || c.req.chunked) && c.b.br.Buffered() == 0 {
 			// The client waits for this before sending its body (RFC
 			// 9110 §10.1.1, §15.2.1).
 			c.b.out = append(c.b.out, "HTTP/1.1 100 Continue\r\n\r\n"...)
 		}
-		if _, err := c.b.br.Discard(int(c.req.ContentLength)); err != nil {
+		if c.req.chunked {
+			c.b.scratch, err = discardChunked(c.b.br, c.b.scratch, maxHeader, maxBody)
+			if err != nil {
+				var pe *protoError
+				if errors.As(err, &pe) {
+					c.refuse(pe.code, pe.why)
+				}
+				return
+			}
+		} else if _, err := c.b.br.Discard(int(c.req.ContentLength)); err != nil {
 			return
 		}
 		keep := c.answer()

@@ -44,6 +44,7 @@ func FuzzServe(f *testing.F) {
 		"GET /nocontent HTTP/1.1\r\nHost: a\r\n\r\nGET /close HTTP/1.1\r\nHost: a\r\n\r\n",
 		"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 9999\r\n\r\n",
 		"GET / HTTP/1.1\r\n b\r\n\r\n",
+		"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n3;x\r\nabc\r\n0\r\nT: 1\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n",
 		"\r\n",
 	} {
 		f.Add([]byte(s))

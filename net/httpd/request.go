@@ -25,13 +25,15 @@ type Request struct {
 	Host     string // the Host field, or absolute-form's authority
 	Header   []Field
 	// ContentLength is the request body's length (discarded before the
-	// handler runs).
+	// handler runs); -1 for a chunked body, whose length is known only
+	// once read.
 	ContentLength int64
 	RemoteAddr    string
 
 	minor          int  // 0 or 1: HTTP/1.minor
 	close          bool // the client asked to close after the answer
 	expectContinue bool // the client waits for 100 (Continue) before its body
+	chunked        bool // the body is sent in the chunked transfer coding
 }
 
 // Get returns the first value of the header field name, compared without
@@ -262,7 +264,7 @@ func parseField(line string) (Field, error) {
 // check applies the rules across fields: Host (RFC 9112 §3.2),
 // Content-Length and Transfer-Encoding (§6), Connection (§9.3, §9.6).
 func (req *Request) check() error {
-	hosts, hasTE := 0, false
+	hosts, te := 0, ""
 	req.ContentLength = -1
 	for _, f := range req.Header {
 		switch {
@@ -280,7 +282,8 @@ func (req *Request) check() error {
 			}
 			req.ContentLength = n
 		case strings.EqualFold(f.Name, "Transfer-Encoding"):
-			hasTE = true
+			// Several fields are one list (RFC 9110 §5.3).
+			te += "," + f.Value
 		case strings.EqualFold(f.Name, "Connection"):
 			if hasToken(f.Value, "close") {
 				req.close = true
@@ -293,15 +296,17 @@ func (req *Request) check() error {
 	if req.minor == 1 && hosts == 0 {
 		return bad("missing Host field")
 	}
-	if hasTE {
+	if te != "" {
 		// Both: a smuggling attempt (RFC 9112 §6.3 item 3, §6.1). TE in
 		// HTTP/1.0 is faulty framing (§6.1).
 		if req.ContentLength >= 0 || req.minor == 0 {
 			return bad("Transfer-Encoding with Content-Length or in HTTP/1.0")
 		}
-		// Chunked bodies are not needed by a status page: RFC 9112 §6.1
-		// answers a coding the server does not implement with 501.
-		return &protoError{StatusNotImplemented, "Transfer-Encoding not supported"}
+		if err := checkCodings(te); err != nil {
+			return err
+		}
+		req.chunked = true
+		return nil
 	}
 	if req.ContentLength < 0 {
 		req.ContentLength = 0
@@ -338,6 +343,38 @@ func parseContentLength(v string) (int64, error) {
 		n = x
 	}
 	return n, nil
+}
+
+// checkCodings accepts a Transfer-Encoding list (with empty elements,
+// RFC 9110 §5.6.1) that is "chunked" alone. The body is thrown away, but
+// its framing must be known: chunked that is not the final coding leaves
+// the length unknown (400, RFC 9112 §6.3 item 4), as does chunked twice
+// (§7: a sender must not apply it more than once); any other coding this
+// server does not implement (501, §6.1).
+func checkCodings(list string) error {
+	chunked, last, other := 0, "", ""
+	for list != "" {
+		var part string
+		part, list, _ = strings.Cut(list, ",")
+		if part = strings.Trim(part, " \t"); part == "" {
+			continue
+		}
+		last = part
+		if strings.EqualFold(part, "chunked") {
+			chunked++
+		} else if other == "" {
+			other = part
+		}
+	}
+	switch {
+	case !strings.EqualFold(last, "chunked"):
+		return bad("chunked is not the final transfer coding")
+	case chunked > 1:
+		return bad("chunked applied more than once")
+	case other != "":
+		return &protoError{StatusNotImplemented, "transfer coding not implemented"}
+	}
+	return nil
 }
 
 // hasToken reports whether the comma-separated list v holds tok, compared

@@ -44,7 +44,7 @@ func FuzzRequest(f *testing.F) {
 			return
 		}
 		if !isToken(req.Method) || (req.Proto != "HTTP/1.1" && req.Proto != "HTTP/1.0") ||
-			(req.Path != "*" && !strings.HasPrefix(req.Path, "/")) || req.ContentLength < 0 ||
+			(req.Path != "*" && !strings.HasPrefix(req.Path, "/")) || (req.ContentLength < 0) != req.chunked ||
 			(req.Proto == "HTTP/1.1" && !hasField(req, "Host")) {
 			t.Fatalf("accepted %q as %+v", data, req)
 		}

@@ -10,12 +10,13 @@
 // What it does: persistent connections (HTTP/1.1's default; HTTP/1.0
 // connections close after one answer), pipelined requests answered in
 // order, HEAD, request bodies up to Server.MaxBodyBytes read and thrown
-// away (with 100 Continue to a client that expects it), net/http's four
-// timeouts. What it refuses, answering with the
+// away, with a Content-Length or chunked (with 100 Continue to a client
+// that expects it), net/http's four timeouts. What it refuses, answering with the
 // status RFC 9112 names and closing: malformed request lines and header
 // fields, obs-fold, HTTP/1.1 without Host, header sections over
 // MaxHeaderBytes, other major versions, conflicting Content-Length,
-// Transfer-Encoding (no chunked bodies), bodies over MaxBodyBytes,
+// transfer codings other than chunked alone, malformed chunked bodies,
+// trailer sections over MaxHeaderBytes, bodies over MaxBodyBytes,
 // targets other than origin-form (absolute-form is taken by its path).
 //
 // Memory per connection: while it waits for a request a connection holds

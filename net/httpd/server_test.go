@@ -285,7 +285,16 @@ func TestBadInput(t *testing.T) {
 		{"conflicting Content-Length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400},
 		{"conflicting Content-Length list", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1, 2\r\n\r\nab", 400},
 		{"huge Content-Length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999999\r\n\r\n", 400},
-		{"chunked", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 501},
+		{"unknown coding", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501},
+		{"chunked not last", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n", 400},
+		{"chunked twice", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400},
+		{"bad chunk size", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n\r\n", 400},
+		{"chunk size overflow", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + strings.Repeat("f", 17) + "\r\n", 400},
+		{"chunk longer than its size", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n", 400},
+		{"chunked body too large", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n" + strings.Repeat("x", 64) + "\r\n40\r\n" + strings.Repeat("x", 64) + "\r\n0\r\n\r\n", 413},
+		{"malformed trailer", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nNo colon\r\n\r\n", 400},
+		{"trailer section too large", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n" + strings.Repeat("X-A: b\r\n", 200) + "\r\n", 431},
+		{"truncated chunked", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", 400},
 		{"TE and CL", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n", 400},
 		{"TE in 1.0", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400},
 		{"body too large", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 101\r\n\r\n" + strings.Repeat("x", 101), 413},
@@ -301,7 +310,7 @@ func TestBadInput(t *testing.T) {
 			if _, err := io.WriteString(c, tc.req); err != nil {
 				t.Fatal(err)
 			}
-			if tc.name == "truncated" {
+			if strings.HasPrefix(tc.name, "truncated") {
 				_ = c.(*net.TCPConn).CloseWrite()
 			}
 			br := bufio.NewReader(c)
@@ -329,6 +338,8 @@ func TestTolerated(t *testing.T) {
 		{"absolute-form", "GET http://b.lan/echo?q HTTP/1.1\r\nHost: a\r\n\r\n", "GET /echo ?q host=b.lan proto=HTTP/1.1 ua="},
 		{"HTTP/1.9 as 1.1", "GET /echo HTTP/1.9\r\nHost: a\r\n\r\n", "GET /echo ? host=a proto=HTTP/1.1 ua="},
 		{"1.0 without Host", "GET /echo HTTP/1.0\r\n\r\n", "GET /echo ? host= proto=HTTP/1.0 ua="},
+		{"chunked", "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", "POST /echo ? host=a proto=HTTP/1.1 ua="},
+		{"chunked with extensions and trailer", "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: , Chunked\r\n\r\nA ; name=\"v\"\r\n0123456789\r\n1\r\nx\r\n0;last\r\nX-Sum: 1\r\n\r\n", "POST /echo ? host=a proto=HTTP/1.1 ua="},
 		{"same Content-Length twice", "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-length: 2, 2\r\n\r\nab", "POST /echo ? host=a proto=HTTP/1.1 ua="},
 		{"OWS and case", "GET /echo HTTP/1.1\r\nhOsT:a\r\nUser-Agent: \t x y \t\r\n\r\n", "GET /echo ? host=a proto=HTTP/1.1 ua=x y"},
 	} {
@@ -607,5 +618,66 @@ func TestExpectContinue(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("curl took %v: no 100 Continue", d)
+	}
+}
+
+// TestChunkedFromNetHTTP: Go's HTTP client sends a body of unknown length
+// chunked (with Expect: 100-continue when asked); the server reads it
+// through, answers, and keeps the connection for the next request, and
+// refuses one over MaxBodyBytes with 413.
+func TestChunkedFromNetHTTP(t *testing.T) {
+	ts := startServer(t, &Server{MaxBodyBytes: 64 << 10})
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, ExpectContinueTimeout: 5 * time.Second}}
+	defer client.CloseIdleConnections()
+	for i, size := range []int{0, 1, 5000, 64 << 10} {
+		// A reader of unknown length: net/http sends it chunked.
+		body := io.MultiReader(bytes.NewReader(bytes.Repeat([]byte{'x'}, size)))
+		req, err := http.NewRequest("POST", "http://"+ts.addr+"/echo", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 1 {
+			req.Header.Set("Expect", "100-continue")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%d bytes: %v", size, err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasPrefix(string(got), "POST /echo") || resp.Close {
+			t.Fatalf("%d bytes: %s %q (close %v)", size, resp.Status, got, resp.Close)
+		}
+		if len(resp.TransferEncoding) != 0 {
+			t.Fatalf("answer sent %v", resp.TransferEncoding)
+		}
+	}
+	req, _ := http.NewRequest("POST", "http://"+ts.addr+"/echo", io.MultiReader(bytes.NewReader(make([]byte, 64<<10+1))))
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != StatusContentTooLarge {
+		t.Fatalf("body over the limit: %s", resp.Status)
+	}
+}
+
+// TestParseChunkSize: hex digits, then nothing or extensions.
+func TestParseChunkSize(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		n    int64
+		ok   bool
+	}{
+		{"0", 0, true}, {"1a", 26, true}, {"FF", 255, true}, {"10;x=y", 16, true}, {"10 \t; x", 16, true},
+		{"7ffffffffffffff", 0x7ffffffffffffff, true},
+		{"", 0, false}, {";x", 0, false}, {"x", 0, false}, {"1 2", 0, false}, {"-1", 0, false},
+		{"0x10", 0, false}, {"1000000000000000", 0, false},
+	} {
+		n, ok := parseChunkSize([]byte(c.line))
+		if ok != c.ok || (ok && n != c.n) {
+			t.Errorf("parseChunkSize(%q) = %d, %v; want %d, %v", c.line, n, ok, c.n, c.ok)
+		}
 	}
 }
