@@ -346,8 +346,13 @@ func (w *response) appendAnswer(out []byte, keep bool) []byte {
 		out = strconv.AppendInt(out, int64(len(body)), 10)
 		out = append(out, "\r\n"...)
 	}
-	if !keep {
+	switch {
+	case !keep:
 		out = append(out, "Connection: close\r\n"...)
+	case w.req.minor == 0:
+		// An HTTP/1.0 client keeps the connection only if told so
+		// (RFC 9112 Appendix C.2.2).
+		out = append(out, "Connection: keep-alive\r\n"...)
 	}
 	out = append(out, "\r\n"...)
 	// A HEAD answer has the fields a GET would, without the body (RFC

@@ -264,7 +264,7 @@ func parseField(line string) (Field, error) {
 // check applies the rules across fields: Host (RFC 9112 §3.2),
 // Content-Length and Transfer-Encoding (§6), Connection (§9.3, §9.6).
 func (req *Request) check() error {
-	hosts, te := 0, ""
+	hosts, te, keepAlive := 0, "", false
 	req.ContentLength = -1
 	for _, f := range req.Header {
 		switch {
@@ -288,6 +288,7 @@ func (req *Request) check() error {
 			if hasToken(f.Value, "close") {
 				req.close = true
 			}
+			keepAlive = keepAlive || hasToken(f.Value, "keep-alive")
 		case strings.EqualFold(f.Name, "Expect"):
 			// Other expectations may be ignored (RFC 9110 §10.1.1).
 			req.expectContinue = req.minor == 1 && hasToken(f.Value, "100-continue")
@@ -311,8 +312,10 @@ func (req *Request) check() error {
 	if req.ContentLength < 0 {
 		req.ContentLength = 0
 	}
-	if req.minor == 0 {
-		req.close = true // no HTTP/1.0 keep-alive here
+	if req.minor == 0 && !keepAlive {
+		// HTTP/1.0 closes after the answer unless the client asked for
+		// its keep-alive (RFC 9112 §9.3, Appendix C.2.2).
+		req.close = true
 	}
 	return nil
 }

@@ -8,7 +8,7 @@
 // after RFC 9112 (HTTP/1.1 messages) and RFC 9110 (semantics).
 //
 // What it does: persistent connections (HTTP/1.1's default; HTTP/1.0
-// connections close after one answer), pipelined requests answered in
+// ones when the client asks for keep-alive), pipelined requests answered in
 // order, HEAD, request bodies up to Server.MaxBodyBytes read and thrown
 // away, with a Content-Length or chunked (with 100 Continue to a client
 // that expects it), net/http's four timeouts. What it refuses, answering with the

@@ -199,6 +199,12 @@ func TestCurl(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "Connection: close\r\n") || !strings.HasSuffix(string(out), "proto=HTTP/1.0 ua=curl/"+curlVersion(t)) {
 		t.Fatalf("curl --http1.0: %v\n%s", err, out)
 	}
+	// HTTP/1.0 with keep-alive: curl reuses the connection.
+	out, err = exec.Command("curl", "-sS", "--http1.0", "-H", "Connection: keep-alive", "-o", "/dev/null", "-o", "/dev/null",
+		"-w", "%{http_code} %{num_connects}\n", "http://"+ts.addr+"/", "http://"+ts.addr+"/echo").CombinedOutput()
+	if err != nil || string(out) != "200 1\n200 0\n" {
+		t.Fatalf("curl --http1.0 keep-alive: %v\n%q", err, out)
+	}
 }
 
 func curlVersion(t *testing.T) string {
@@ -355,6 +361,35 @@ func TestTolerated(t *testing.T) {
 				t.Fatalf("%s %q, want %q", resp.Status, body, tc.want)
 			}
 		})
+	}
+}
+
+// TestHTTP10KeepAlive: an HTTP/1.0 client that asks for keep-alive gets
+// it, said in the answer, and its next request is answered on the same
+// connection; without it the connection closes (TestConnectionClose).
+func TestHTTP10KeepAlive(t *testing.T) {
+	ts := startServer(t, &Server{})
+	c := ts.dial(t)
+	br := bufio.NewReader(c)
+	for i := range 3 {
+		_, _ = io.WriteString(c, "GET /echo HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || resp.Close || resp.Header.Get("Connection") != "keep-alive" || !strings.HasPrefix(string(body), "GET /echo") {
+			t.Fatalf("request %d: %s, Connection %q, %q", i, resp.Status, resp.Header.Get("Connection"), body)
+		}
+	}
+	_, _ = io.WriteString(c, "GET /echo HTTP/1.0\r\n\r\n")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if !resp.Close || !closedByServer(c, br, 2*time.Second) {
+		t.Fatal("HTTP/1.0 without keep-alive: connection not closed")
 	}
 }
 
