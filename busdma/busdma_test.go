@@ -220,6 +220,29 @@ func TestBounceCopies(t *testing.T) {
 	}
 }
 
+// loadedBidirectional allocates size bytes of tg's memory and loads them
+// into a new map for both directions, handed to the device once (PreRead
+// and PreWrite), as a driver's ring buffer starts.
+func loadedBidirectional(t *testing.T, tg *busdma.Tag, size int) ([]byte, *busdma.Map, []busdma.Segment) {
+	t.Helper()
+	buf, err := tg.Alloc(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := tg.NewMap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	segs, err := m.Load(buf, busdma.Bidirectional)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Sync(busdma.PreRead | busdma.PreWrite); err != nil {
+		t.Fatal(err)
+	}
+	return buf, m, segs
+}
+
 // SyncRange maintains the lines of its range and no others: a PreWrite
 // over the first bytes makes those (whole lines) reach the device and
 // leaves the rest in the CPU's cache; a PostRead over the first bytes of
@@ -228,18 +251,7 @@ func TestBounceCopies(t *testing.T) {
 func TestSyncRange(t *testing.T) {
 	const size, n = 512, 100
 	sys, tg := newTag(t, busdma.TagConfig{MaxSize: size, Alignment: 64})
-	buf, err := tg.Alloc(size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := tg.NewMap()
-	segs, err := m.Load(buf, busdma.Bidirectional)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Sync(busdma.PreRead | busdma.PreWrite); err != nil {
-		t.Fatal(err)
-	}
+	buf, m, segs := loadedBidirectional(t, tg, size)
 	tx := bytes.Repeat([]byte{0xa5}, size)
 	copy(buf, tx)
 	if err := m.SyncRange(busdma.PreWrite, 0, n); err != nil {
@@ -413,18 +425,7 @@ func TestSyncRangeLineCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buf, err := tg.Alloc(size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := tg.NewMap()
-	segs, err := m.Load(buf, busdma.Bidirectional)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Sync(busdma.PreRead | busdma.PreWrite); err != nil {
-		t.Fatal(err)
-	}
+	buf, m, segs := loadedBidirectional(t, tg, size)
 	line := sys.Mem.LineSize()
 	for _, r := range []struct{ off, n int }{{0, 100}, {line + 3, 2*line - 5}, {size - 1, 1}, {7, size - 7}} {
 		p.lineCalls, p.caches, p.barriers = 0, 0, 0
