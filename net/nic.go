@@ -59,6 +59,18 @@
 // read it (or written what it writes back for DMA) when it takes the
 // buffer back.
 //
+// Nor is it read past its head unasked. Only the frame's first RxHeadLen
+// bytes (all of a shorter frame) are readable when ReceiveBuf is called;
+// the rest becomes readable when the handler calls RxBuf.Frame (or
+// Rewrite or KeepWith over more than the head). On a CPU whose caches do
+// not snoop DMA the driver must invalidate every cache line of the frame
+// the CPU reads, and a router forwarding the frame reads only its
+// headers: the body goes from one device to the other by DMA, and its
+// lines are invalidated only if someone asks (natbench: about 190
+// instructions per 1514-byte frame on QEMU malta's 16-byte lines). A
+// handler that reads a byte past the head without asking reads whatever
+// the cache held, a stale earlier frame (hwsim shows it).
+//
 // Calls into a Handler for one NIC, Receive and LinkChanged alike, are
 // serialised and made from the NIC's own receive context (its interrupt
 // handler goroutine, or a reader goroutine); they may call Transmit on any
@@ -235,16 +247,33 @@ type BufHandler interface {
 	// ReceiveBuf delivers a frame as Receive does; r lets the handler
 	// keep the buffer instead of copying the frame. Kept or not, the
 	// frame stays readable until ReceiveBuf returns and is never written.
+	// Only frame[:RxHeadLen] is readable at once; r.Frame makes the rest
+	// readable (see the package documentation).
 	ReceiveBuf(frame []byte, r RxBuf)
 }
 
+// RxHeadLen is how many of a lent frame's first bytes a BufHandler may
+// read without asking (RxBuf.Frame): Ethernet, a VLAN tag, an IPv4 header
+// with options and the start of a transport header, what a bridge or a
+// router reads of a frame it forwards. A multiple of every cache line
+// size gowrt runs on, so the head never shares a line with the rest.
+const RxHeadLen = 128
+
 // RxBuf is the buffer of the frame a ReceiveBuf call delivers.
 type RxBuf interface {
+	// Frame makes the whole frame readable, not only its head, and
+	// returns it: the frame ReceiveBuf lent, until the call returns or,
+	// kept, until the TxBuf's Release. The first call does the work (a
+	// driver on non-coherent caches invalidates the lines past the head);
+	// later ones return the frame.
+	Frame() []byte
 	// Keep takes the buffer over, during the ReceiveBuf call that lent
 	// it and at most once: it returns the frame as a TxBuf of one
 	// segment whose Release gives the buffer back to the driver, or nil
 	// if the driver has no spare buffer to refill its ring with (the
-	// frame is then only borrowed, as with Receive).
+	// frame is then only borrowed, as with Receive). The TxBuf's
+	// Segments are the whole frame, readable (they call Frame); a NIC
+	// that sends the buffer by DMA need not ask for them.
 	Keep() TxBuf
 	// KeepWith is Keep with the frame's first len(head) bytes replaced
 	// by head (a router's rewritten headers): the driver writes them
@@ -254,13 +283,13 @@ type RxBuf interface {
 	KeepWith(head []byte) TxBuf
 	// Rewrite lets the handler write the frame's first n bytes in place
 	// (a router rewriting headers without copying them out and back):
-	// it returns them, the frame's own memory, or nil, allowing no
-	// write, if n is beyond the frame or the call that lent the buffer
-	// has returned. The writes must be done before Keep, or before the
-	// call returns if the buffer is not kept; the driver makes them
-	// safe for DMA either way (written back with a kept buffer, so the
-	// TxBuf carries them, or before it receives into the buffer again).
-	// The rest of the frame stays read-only.
+	// it returns them, the frame's own memory, readable too, or nil,
+	// allowing no write, if n is beyond the frame or the call that lent
+	// the buffer has returned. The writes must be done before Keep, or
+	// before the call returns if the buffer is not kept; the driver
+	// makes them safe for DMA either way (written back with a kept
+	// buffer, so the TxBuf carries them, or before it receives into the
+	// buffer again). The rest of the frame stays read-only.
 	Rewrite(n int) []byte
 }
 

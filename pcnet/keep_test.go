@@ -26,6 +26,10 @@ type keeper struct {
 	// too, written and not kept).
 	head            func(f []byte) []byte
 	inPlace, noKeep bool
+	// The frames it records: whole, asked for (RxBuf.Frame), unless
+	// headOnly (only the head, the rest never asked for) or peek (whole,
+	// without asking: the wrong way, reading stale cache lines).
+	headOnly, peek bool
 
 	mu      sync.Mutex
 	frames  [][]byte     // copies of every frame received
@@ -41,7 +45,14 @@ func (k *keeper) LinkChanged(gnet.LinkState) {}
 func (k *keeper) ReceiveBuf(f []byte, r gnet.RxBuf) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.frames = append(k.frames, append([]byte(nil), f...))
+	rec := f
+	switch {
+	case k.headOnly:
+		rec = f[:min(len(f), gnet.RxHeadLen)]
+	case !k.peek:
+		rec = r.Frame()
+	}
+	k.frames = append(k.frames, append([]byte(nil), rec...))
 	var t gnet.TxBuf
 	switch {
 	case k.head != nil && k.inPlace:
@@ -136,6 +147,7 @@ func TestKeepForwardsFromReceiveBuffer(t *testing.T) {
 	for _, be := range []bool{false, true} {
 		for seed := uint64(1); seed <= 3; seed++ {
 			r, k := keepRig(t, seed, be, false, false, func(c *Config) { c.RxSpares = 4 })
+			k.headOnly = true // sent by DMA: nobody reads past the head
 			var want [][]byte
 			for i := 0; i < 60; i++ {
 				want = append(want, frame(i, sizes[i%len(sizes)]))
@@ -410,6 +422,46 @@ func TestHazardHandlerWritesFrame(t *testing.T) {
 	t.Fatalf("a handler wrote %d lent frames, and no write was caught", w.n)
 }
 
+// TestHazardReadPastHead: the wrong way to read a lent frame, past its
+// head (net.RxHeadLen) without asking (RxBuf.Frame). The driver
+// invalidated only the head's cache lines, so the handler reads what the
+// cache held for the rest: the model's CPU view shows a stale frame,
+// which the right way, asking, never does (the other keep tests record
+// frames that way).
+func TestHazardReadPastHead(t *testing.T) {
+	for _, be := range []bool{false, true} {
+		r, k := keepRig(t, 7, be, false, false)
+		k.peek = true
+		var want [][]byte
+		for i := 0; i < 20; i++ { // the 8-slot ring wraps twice
+			want = append(want, frame(i, 1000))
+		}
+		deliver(t, r, k, want)
+		r.close()
+		// Frames are told apart by their heads (frame(i, n) numbers
+		// every byte).
+		byHead := map[string][]byte{}
+		for _, w := range want {
+			byHead[string(w[:gnet.RxHeadLen])] = w
+		}
+		k.mu.Lock()
+		stale := 0
+		for i, f := range k.frames {
+			w, ok := byHead[string(f[:gnet.RxHeadLen])]
+			switch {
+			case !ok:
+				t.Errorf("be=%v: frame %d differs in its head, which the driver made readable", be, i)
+			case !bytes.Equal(f, w):
+				stale++
+			}
+		}
+		k.mu.Unlock()
+		if stale == 0 {
+			t.Fatalf("be=%v: a handler read %d lent frames past the head without asking, and read no stale byte", be, len(want))
+		}
+	}
+}
+
 // TestRewriteInPlace: a handler that writes rewritten headers into the
 // lent frame through Rewrite (as the router's NAT does) and keeps the
 // buffer gets it sent with the new headers, and one that writes them and
@@ -418,7 +470,8 @@ func TestHazardHandlerWritesFrame(t *testing.T) {
 // reports the dirty lines, as in TestHazardHandlerWritesFrame).
 func TestRewriteInPlace(t *testing.T) {
 	for _, be := range []bool{false, true} {
-		checkRewrittenSent(t, 5, be, true)
+		checkRewrittenSent(t, 5, be, true, 40)
+		checkRewrittenSent(t, 8, be, true, longHeaders)
 
 		r, k := keepRig(t, 6, be, false, false)
 		k.head, k.inPlace, k.noKeep = rewrite, true, true
@@ -460,13 +513,21 @@ func TestKeepReleaseAllocatesNothing(t *testing.T) {
 }
 
 // rewrite is a router's header rewrite: the first 40 bytes with the
-// addresses swapped and the rest of them inverted.
-func rewrite(f []byte) []byte {
-	h := make([]byte, 40)
+// addresses swapped and the rest inverted.
+func rewrite(f []byte) []byte { return rewriteN(f, 40) }
+
+// rewriteN is rewrite over the first n bytes. It reads only the lent
+// frame's head (net.RxHeadLen); bytes past it get a pattern of their own.
+func rewriteN(f []byte, n int) []byte {
+	h := make([]byte, n)
 	copy(h, f[6:12])
 	copy(h[6:], f[0:6])
-	for i := 12; i < 40; i++ {
-		h[i] = ^f[i]
+	for i := 12; i < n; i++ {
+		if i < gnet.RxHeadLen {
+			h[i] = ^f[i]
+		} else {
+			h[i] = byte(i) ^ 0x5a
+		}
 	}
 	return h
 }
@@ -478,24 +539,32 @@ func rewrite(f []byte) []byte {
 // the buffers, written by the CPU, are re-armed without a misuse.
 func TestKeepWithRewrittenHeader(t *testing.T) {
 	for _, be := range []bool{false, true} {
-		checkRewrittenSent(t, 4, be, false)
+		checkRewrittenSent(t, 4, be, false, 40)
+		checkRewrittenSent(t, 9, be, false, longHeaders)
 	}
 }
 
-// checkRewrittenSent runs 40 frames through a handler that rewrites each
-// one's header, in place (Rewrite) or with KeepWith, and keeps it: every
-// kept frame must leave from its receive buffer with the new header, and
-// the model must see no misuse.
-func checkRewrittenSent(t *testing.T, seed uint64, be, inPlace bool) {
+// longHeaders is a rewrite longer than the head a lent frame is
+// readable in (IPv4 and TCP options): Rewrite and KeepWith must make the
+// lines it ends in hold the chip's data before the CPU writes them, or
+// the rest of the last line goes out stale.
+const longHeaders = gnet.RxHeadLen + 22
+
+// checkRewrittenSent runs 40 frames through a handler that rewrites the
+// first hl bytes of each, in place (Rewrite) or with KeepWith, and keeps
+// it: every kept frame must leave from its receive buffer with the new
+// header, and the model must see no misuse.
+func checkRewrittenSent(t *testing.T, seed uint64, be, inPlace bool, hl int) {
 	t.Helper()
 	r, k := keepRig(t, seed, be, false, false, func(c *Config) { c.RxSpares = 4 })
-	k.head, k.inPlace = rewrite, inPlace
+	k.head, k.inPlace = func(f []byte) []byte { return rewriteN(f, hl) }, inPlace
+	k.headOnly = true // the rewrite, not the recording, asks for more
 	var want [][]byte
 	expect := map[string]int{}
 	for i := 0; i < 40; i++ {
-		f := frame(i, 100+i*30)
+		f := frame(i, 100+hl+i*30)
 		want = append(want, f)
-		expect[string(append(rewrite(f), f[40:]...))]++
+		expect[string(append(rewriteN(f, hl), f[hl:]...))]++
 	}
 	deliver(t, r, k, want)
 	sent := k.received() - k.refused - k.txErr

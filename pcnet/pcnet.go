@@ -144,8 +144,15 @@ type rxBuf struct {
 	// have written (Rewrite) while the buffer was lent: written back
 	// when it is kept or re-armed.
 	rewritten int
-	frame     [1][]byte // Segments while kept
-	next      *rxBuf    // the next spare in the pool's lists
+	// readable is how many of the frame's first bytes the CPU may read:
+	// the head the receive path invalidated (net.RxHeadLen), or the
+	// whole frame once Frame, or a Rewrite or KeepWith past the head,
+	// invalidated the rest. Either a multiple of every line size or the
+	// frame's end, so the rest never shares a line with bytes the
+	// handler may have written.
+	readable int
+	frame    [1][]byte // Segments while kept
+	next     *rxBuf    // the next spare in the pool's lists
 }
 
 const (
@@ -228,8 +235,24 @@ func (b *rxBuf) Rewrite(n int) []byte {
 	if b.state != rxLent || n < 0 || n > len(f) {
 		return nil
 	}
+	if n > b.readable {
+		b.Frame() // a line the CPU writes must hold the chip's data
+	}
 	b.rewritten = max(b.rewritten, n)
 	return f[:n:n]
+}
+
+// Frame implements net.RxBuf: the PostRead invalidate of the frame's
+// lines past the head, which reapRx left for whoever reads them. Only
+// the receive path calls it while the buffer is lent; a kept buffer's
+// holder, through Segments.
+func (b *rxBuf) Frame() []byte {
+	f := b.frame[0]
+	if b.readable < len(f) && (b.state == rxLent || b.state == rxKept) {
+		_ = b.m.SyncRange(busdma.PostRead, b.readable, len(f)-b.readable)
+		b.readable = len(f)
+	}
+	return f
 }
 
 // writeBack cleans the lines Rewrite lent out.
@@ -247,6 +270,9 @@ func (b *rxBuf) KeepWith(head []byte) gnet.TxBuf {
 	if b.state != rxLent || len(head) > len(b.frame[0]) {
 		return nil
 	}
+	if len(head) > b.readable {
+		b.Frame() // the line head ends in must hold the chip's data
+	}
 	t := b.Keep()
 	if t != nil {
 		copy(b.buf, head)
@@ -255,8 +281,13 @@ func (b *rxBuf) KeepWith(head []byte) gnet.TxBuf {
 	return t
 }
 
-// Segments implements net.TxBuf for a kept buffer.
-func (b *rxBuf) Segments() [][]byte { return b.frame[:] }
+// Segments implements net.TxBuf for a kept buffer: the whole frame,
+// readable (Frame). Transmit sends a buffer of a NIC on its DMA platform
+// without asking for them.
+func (b *rxBuf) Segments() [][]byte {
+	b.Frame()
+	return b.frame[:]
+}
 
 // Len implements net.TxBuf.
 func (b *rxBuf) Len() int { return len(b.frame[0]) }
@@ -446,6 +477,11 @@ func (n *NIC) alloc(rl, tl uint) error {
 	if err != nil {
 		return err
 	}
+	if l := n.cfg.DMA.LineSize(); l <= 0 || gnet.RxHeadLen%l != 0 {
+		// A lent frame's head would share a line with its rest, which
+		// rxBuf.Frame invalidates after the handler wrote the head.
+		return fmt.Errorf("%w: cache line of %d bytes does not divide net.RxHeadLen", ErrConfig, l)
+	}
 	mk := func(k int, dir busdma.Dir) ([]slot, error) {
 		s := make([]slot, k)
 		for i := range s {
@@ -520,9 +556,14 @@ func (n *NIC) alloc(rl, tl uint) error {
 // Only a fresh buffer gets the PreRead invalidate. Since its first
 // hand-over the CPU has only read the buffer (the net contract forbids
 // writing a received frame, kept or not), so none of its lines can be
-// dirty, and the PostRead invalidate over each received frame drops any
-// clean line the CPU held across the transfer before the CPU reads it:
-// busdma's rule for re-arming a buffer the CPU never wrote.
+// dirty, and the PostRead invalidate over the part of each received frame
+// the CPU then reads (the head, and the rest only if asked: rxBuf.Frame)
+// drops any clean line the CPU held across the transfer before the CPU
+// reads it: busdma's rule for re-arming a buffer the CPU never wrote.
+// Lines past the head that the CPU read during an earlier frame may stay
+// cached, clean and stale, for several frames: nobody reads them
+// without a PostRead first, and a clean line is never written back over
+// what the chip wrote.
 //
 // The chip writes only the status half of the control word and the
 // message count (Am79C970A datasheet, "Receive Descriptors": RMD0, the
@@ -821,16 +862,21 @@ func (n *NIC) reapRx() {
 		case n.stopped.Load():
 			n.Stats.RxDropped.Add(1)
 		default:
-			// Only the frame's lines: the chip wrote mcnt bytes.
-			_ = s.m.SyncRange(busdma.PostRead, 0, mcnt)
+			// Only the frame's lines: the chip wrote mcnt bytes, FCS
+			// included. A handler that borrows the frame reads any of
+			// it; one lent the buffer, its head until it asks for more
+			// (rxBuf.Frame): forwarded by DMA, the rest is never read.
 			l := mcnt - fcsLen
 			frames++
 			bytes += uint32(l)
 			f := s.buf[:l:l]
 			if n.bh == nil {
+				_ = s.m.SyncRange(busdma.PostRead, 0, l)
 				n.h.Receive(f)
 				break
 			}
+			s.readable = min(l, gnet.RxHeadLen)
+			_ = s.m.SyncRange(busdma.PostRead, 0, s.readable)
 			s.state, s.slot, s.frame[0] = rxLent, i, f
 			n.kept = false
 			n.bh.ReceiveBuf(f, s)
@@ -941,9 +987,9 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	if kept != nil && l >= minFrame && n.dma != nil && kept.owner.dma == n.dma {
 		// A receive buffer of a pcnet on our platform: the chip sends
 		// it from where it landed. No PreWrite: the CPU has not written
-		// it since the PostRead after it landed (nobody writes a
-		// received frame, the net contract says, and KeepWith wrote
-		// back what it wrote), so memory holds the frame and no line of
+		// it since it landed (nobody writes a received frame, the net
+		// contract says, and Keep and KeepWith wrote back what Rewrite
+		// and KeepWith wrote), so memory holds the frame and no line of
 		// it can be dirty.
 		s.loan, pa, off = kept, kept.pa, l
 		n.txCount.fromRx++

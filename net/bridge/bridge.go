@@ -112,6 +112,15 @@ type ingress struct {
 	rxBuf gnet.RxBuf
 }
 
+// readable makes the ingress frame readable whole where the driver lent
+// only its head (net.RxBuf.Frame): before anything but the host
+// handler's ReceiveLentBuf, which asks for itself, reads past the head.
+func (x *ingress) readable() {
+	if x.rxBuf != nil {
+		x.rxBuf.Frame()
+	}
+}
+
 // view returns frame in a refcounted buffer keepers take references to,
 // copying it the first time a keeper needs it: the one copy a forwarded
 // frame costs.

@@ -82,7 +82,9 @@ type LendHandler interface {
 // port is the frame's last port, the bridge calls ReceiveLentBuf instead
 // of ReceiveLent, with the same contract plus r, whose Keep or KeepWith
 // the handler may call during the call (the router's forwarding layer
-// sends a rewritten frame out of another NIC from the driver's buffer).
+// sends a rewritten frame out of another NIC from the driver's buffer),
+// and net.BufHandler's rule for reading: only the frame's first
+// net.RxHeadLen bytes are readable until the handler calls r.Frame.
 type LendBufHandler interface {
 	LendHandler
 	ReceiveLentBuf(frame []byte, r gnet.RxBuf) bool
@@ -225,11 +227,15 @@ func (l hostLink) deliver(x *ingress, hdr, payload []byte) bool {
 		if n.lbh != nil && x.last && x.rxBuf != nil {
 			took = n.lbh.ReceiveLentBuf(payload, x.rxBuf)
 		} else {
+			x.readable()
 			took = n.lh.ReceiveLent(payload)
 		}
 		if took {
 			return true
 		}
+	}
+	if x != nil {
+		x.readable() // copied below, or lent whole
 	}
 	switch {
 	case n.h == nil:

@@ -10,11 +10,43 @@ import (
 // keptRx is a driver's receive buffer offered for keeping (net.RxBuf):
 // Keep hands out the buffer itself as a TxBuf, unless the driver has no
 // spare (empty).
+//
+// Like a driver on non-coherent caches, it lends only the frame's head
+// readable (net.RxHeadLen): the rest holds poison until Frame (or a
+// Rewrite, KeepWith or Segments reaching past the head) restores it, so
+// a test that checks what the bridge delivered or sent catches a read
+// past the head that did not ask.
 type keptRx struct {
 	seg      [1][]byte
+	tail     []byte // the frame past the head, while poisoned
 	empty    bool
 	keeps    int
 	released int
+	frames   int // Frame calls that restored the tail
+}
+
+// poison is what a lent frame holds past its head until asked for.
+const poison = 0xee
+
+// lend makes b, the frame in the driver's buffer, the lent frame: its
+// bytes past the head are saved and poisoned.
+func (r *keptRx) lend(b []byte) {
+	r.seg[0], r.tail = b, nil
+	if len(b) > gnet.RxHeadLen {
+		r.tail = append([]byte(nil), b[gnet.RxHeadLen:]...)
+		for i := gnet.RxHeadLen; i < len(b); i++ {
+			b[i] = poison
+		}
+	}
+}
+
+func (r *keptRx) Frame() []byte {
+	if r.tail != nil {
+		copy(r.seg[0][gnet.RxHeadLen:], r.tail)
+		r.tail = nil
+		r.frames++
+	}
+	return r.seg[0]
 }
 
 func (r *keptRx) Keep() gnet.TxBuf {
@@ -28,6 +60,9 @@ func (r *keptRx) KeepWith(head []byte) gnet.TxBuf {
 	if r.empty || len(head) > len(r.seg[0]) {
 		return nil
 	}
+	if len(head) > gnet.RxHeadLen {
+		r.Frame()
+	}
 	r.keeps++
 	copy(r.seg[0], head)
 	return r
@@ -36,9 +71,12 @@ func (r *keptRx) Rewrite(n int) []byte {
 	if n > len(r.seg[0]) {
 		return nil
 	}
+	if n > gnet.RxHeadLen {
+		r.Frame()
+	}
 	return r.seg[0][:n:n]
 }
-func (r *keptRx) Segments() [][]byte { return r.seg[:] }
+func (r *keptRx) Segments() [][]byte { r.Frame(); return r.seg[:] }
 func (r *keptRx) Len() int           { return len(r.seg[0]) }
 func (r *keptRx) Release()           { r.released++ }
 
@@ -51,7 +89,7 @@ func (r *ring) receiveBuf(t *testing.T, h gnet.Handler, rx *keptRx, f []byte) {
 		t.Fatal("a NIC port is not a net.BufHandler")
 	}
 	b := r.buf[:copy(r.buf[:], f)]
-	rx.seg[0] = b
+	rx.lend(b)
 	bh.ReceiveBuf(b, rx)
 }
 
@@ -240,5 +278,74 @@ func TestHostDirectCounts(t *testing.T) {
 	if hs.TxFrames.Load() != 2 || hs.TxDropped.Load() != 1 || host.RxNoHandler.Load() != 1 {
 		t.Fatalf("no handler: host port sent %d, dropped %d, RxNoHandler %d",
 			hs.TxFrames.Load(), hs.TxDropped.Load(), host.RxNoHandler.Load())
+	}
+}
+
+// TestLentHeadReadOnlyWhenAsked: a frame lent with only its head
+// readable (net.RxHeadLen; keptRx poisons the rest) arrives whole
+// wherever the bridge reads past the head: at another station's port, in
+// the host's view of a frame its LendBufHandler declined, and lent to a
+// host handler that cannot keep buffers. A frame the host's
+// LendBufHandler takes is handed over without the bridge asking for the
+// rest: forwarded by DMA, its body's cache lines are never touched.
+func TestLentHeadReadOnlyWhenAsked(t *testing.T) {
+	long := func(dst gnet.MAC) []byte {
+		f := frame(dst, stA, -1, 0, 600)
+		f[ethHdrLen] = 0x45
+		return f
+	}
+	toHost := long(brMAC)
+
+	b, _ := New(Config{MAC: brMAC})
+	host, _ := b.AddHostPort(DefaultVLANs)
+	routes := true
+	lh := &lendBufHost{lendHost: lendHost{take: func([]byte) bool { return routes }}}
+	if err := host.Start(lh); err != nil {
+		t.Fatal(err)
+	}
+	in, out := &holdNIC{}, &holdNIC{}
+	b.AttachNIC(in, DefaultVLANs)
+	b.AttachNIC(out, DefaultVLANs)
+	out.h.Receive(frame(bcast, stB, -1, 0, 46)) // learn stB on out
+	for _, v := range lh.views {
+		v.Release() // the broadcast's
+	}
+	lh.views = nil
+	var r ring
+	var rx keptRx
+
+	r.receiveBuf(t, in.h, &rx, toHost)
+	if lh.bufOffer != 1 || rx.frames != 0 {
+		t.Fatalf("taken by the LendBufHandler: %d offers, the whole frame asked for %d times", lh.bufOffer, rx.frames)
+	}
+
+	routes = false
+	r.receiveBuf(t, in.h, &rx, toHost)
+	if len(lh.views) != 1 || !bytes.Equal(lh.views[0].AsSlice(), toHost) {
+		t.Fatal("declined by the LendBufHandler: the host's view is not the frame")
+	}
+	lh.views[0].Release()
+
+	toB := long(stB)
+	r.receiveBuf(t, in.h, &rx, toB)
+	if len(out.held) != 1 || !bytes.Equal(out.flat(0), toB) {
+		t.Fatalf("to a station: %d frames sent, or not the frame", len(out.held))
+	}
+	out.complete()
+
+	// A host handler that borrows frames but keeps no buffers reads them
+	// whole.
+	b2, _ := New(Config{MAC: brMAC})
+	host2, _ := b2.AddHostPort(DefaultVLANs)
+	var got []byte
+	plain := &lendHost{take: func(f []byte) bool { got = append([]byte(nil), f...); return true }}
+	if err := host2.Start(plain); err != nil {
+		t.Fatal(err)
+	}
+	in2 := &holdNIC{}
+	b2.AttachNIC(in2, DefaultVLANs)
+	r.receiveBuf(t, in2.h, &rx, toHost)
+	if plain.offers != 1 || !bytes.Equal(got, toHost) {
+		t.Fatalf("lent to a LendHandler: %d offers, frame whole: %v", plain.offers, bytes.Equal(got, toHost))
 	}
 }

@@ -61,11 +61,17 @@ func (np *nicPort) Receive(frame []byte) {
 
 // ReceiveBuf implements net.BufHandler: the frame is bridged like a
 // borrowed one, but an egress NIC that sends kept receive buffers in
-// place (net.CapTxRxBuf) may be given the driver's buffer itself.
+// place (net.CapTxRxBuf) may be given the driver's buffer itself. Of the
+// frame only the head is readable at first (net.RxHeadLen): a frame for
+// the host stays so as far as the host's handler (hostLink.deliver),
+// others are made readable whole before Input.
 func (np *nicPort) ReceiveBuf(frame []byte, r gnet.RxBuf) {
 	x := &np.in.rx
 	x.rxBuf = r
 	if b := np.b; !b.toOwnMAC(frame) || !b.inputToHost(np.port, np.in, frame) {
+		if len(frame) > gnet.RxHeadLen {
+			r.Frame()
+		}
 		np.b.Input(np.port, frame)
 	}
 	x.rxBuf = nil

@@ -365,7 +365,10 @@ func isMAC(b []byte, m *gnet.MAC) bool {
 // ReceiveLentBuf implements net/bridge's LendBufHandler: ReceiveLent,
 // with the ingress driver's buffer, which the fast path keeps with its
 // rewritten headers (net.RxBuf.KeepWith) for an egress NIC that sends such
-// a buffer in place: the routed frame is not copied at all.
+// a buffer in place: the routed frame is not copied at all, and its
+// payload, past the head the driver made readable (net.RxHeadLen), is
+// not even read. Every other way out of processLent asks for the whole
+// frame first (readable).
 func (i *Iface) ReceiveLentBuf(frame []byte, r gnet.RxBuf) bool {
 	if !i.lendable(frame) {
 		return false
@@ -374,6 +377,15 @@ func (i *Iface) ReceiveLentBuf(frame []byte, r gnet.RxBuf) bool {
 	ok := i.f.processLent(i, frame)
 	i.rxBuf = nil
 	return ok
+}
+
+// readable makes frame, the one processLent handles, readable whole if
+// the driver lent only its head (net.RxBuf.Frame). A frame no longer
+// than the head is readable already: no call.
+func (i *Iface) readable(frame []byte) {
+	if i.rxBuf != nil && len(frame) > gnet.RxHeadLen {
+		i.rxBuf.Frame()
+	}
 }
 
 // ReceiveView takes frames by reference from a lower NIC that hands them

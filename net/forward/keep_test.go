@@ -12,18 +12,47 @@ import (
 // (net.RxBuf): KeepWith writes the head over the buffer and hands the
 // buffer out as a TxBuf; Rewrite lends out the head, and the fake
 // remembers how much, so a test can check nothing beyond it was written.
+//
+// Like a driver on non-coherent caches, it lends only the frame's head
+// readable (net.RxHeadLen): the rest holds poison until Frame (or a
+// Rewrite, KeepWith or Segments reaching past the head) restores it, so
+// a read past the head that did not ask shows in what the Forwarder
+// sends or delivers.
 type driverRx struct {
 	buf       [gnet.RxBufSize]byte
 	seg       [1][]byte
+	tail      []byte // the frame past the head, while poisoned
 	keeps     int
 	released  int
 	rewritten int
+	frames    int  // Frame calls that restored the tail
+	lazyKeep  bool // the last Keep or KeepWith found the tail unasked for
 }
 
-// lend puts f in the buffer and returns it as the borrowed frame.
+// poison is what a lent frame holds past its head until asked for.
+const poison = 0xee
+
+// lend puts f in the buffer and returns it as the borrowed frame, its
+// bytes past the head poisoned.
 func (r *driverRx) lend(f []byte) []byte {
 	r.seg[0] = r.buf[:copy(r.buf[:], f)]
 	r.rewritten = 0
+	r.tail = nil
+	if len(f) > gnet.RxHeadLen {
+		r.tail = append([]byte(nil), f[gnet.RxHeadLen:]...)
+		for i := gnet.RxHeadLen; i < len(f); i++ {
+			r.buf[i] = poison
+		}
+	}
+	return r.seg[0]
+}
+
+func (r *driverRx) Frame() []byte {
+	if r.tail != nil {
+		copy(r.seg[0][gnet.RxHeadLen:], r.tail)
+		r.tail = nil
+		r.frames++
+	}
 	return r.seg[0]
 }
 
@@ -31,20 +60,31 @@ func (r *driverRx) Rewrite(n int) []byte {
 	if n > len(r.seg[0]) {
 		return nil
 	}
+	if n > gnet.RxHeadLen {
+		r.Frame()
+	}
 	r.rewritten = max(r.rewritten, n)
 	return r.seg[0][:n:n]
 }
 
-func (r *driverRx) Keep() gnet.TxBuf { r.keeps++; return r }
+func (r *driverRx) Keep() gnet.TxBuf {
+	r.keeps++
+	r.lazyKeep = r.tail != nil
+	return r
+}
 func (r *driverRx) KeepWith(head []byte) gnet.TxBuf {
 	if len(head) > len(r.seg[0]) {
 		return nil
 	}
+	if len(head) > gnet.RxHeadLen {
+		r.Frame()
+	}
 	r.keeps++
+	r.lazyKeep = r.tail != nil
 	copy(r.seg[0], head)
 	return r
 }
-func (r *driverRx) Segments() [][]byte { return r.seg[:] }
+func (r *driverRx) Segments() [][]byte { r.Frame(); return r.seg[:] }
 func (r *driverRx) Len() int           { return len(r.seg[0]) }
 func (r *driverRx) Release()           { r.released++ }
 
@@ -99,6 +139,69 @@ func TestLentKeepsDriverBuffer(t *testing.T) {
 	if rx.keeps != keeps || !bytes.Equal(lent, short) || rx.rewritten != 0 {
 		t.Fatalf("short packet: kept %d times, borrowed frame changed: %v, %d bytes lent out for writing",
 			rx.keeps-keeps, !bytes.Equal(lent, short), rx.rewritten)
+	}
+}
+
+// TestLentReadsPastHeadWhenAsked: a frame lent with only its head
+// readable (net.RxHeadLen; driverRx poisons the rest) is forwarded with
+// its payload intact on every path: kept and sent in place without the
+// rest ever asked for (the point: its cache lines are never
+// invalidated), and made readable first when the payload is read, by an
+// egress NIC that copies it or by the copy a frame too short to keep
+// takes.
+func TestLentReadsPastHeadWhenAsked(t *testing.T) {
+	from, to := netip.AddrPortFrom(host, 5004), netip.AddrPortFrom(remote, 53)
+	payload := func(n int) []byte {
+		p := udp(0)
+		for i := range n {
+			p = append(p, byte(i*7+1))
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name     string
+		sendsRx  bool
+		size     int // UDP payload bytes
+		wantKept bool
+	}{
+		{"kept, sent in place", true, 1200, true},
+		{"egress copies", false, 1200, false},
+		{"too short to keep", true, 150, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			copyingNICs, rxBufNICs = true, c.sendsRx
+			defer func() { copyingNICs, rxBufNICs = false, false }()
+			g := newRig(t)
+			var rx driverRx
+			f := frame(lanMAC, hostMAC, from, to, protoUDP, 64, payload(c.size))
+			if len(f) <= gnet.RxHeadLen {
+				t.Fatalf("a %d-byte frame has nothing past the head", len(f))
+			}
+			// The first packet sets the connection up.
+			if !g.lan.ReceiveLentBuf(rx.lend(f), &rx) {
+				t.Fatal("first packet not taken")
+			}
+			verify(t, g.wanNIC.take(t))
+			keeps, asked := rx.keeps, rx.frames
+			if !g.lan.ReceiveLentBuf(rx.lend(f), &rx) {
+				t.Fatal("established packet not taken")
+			}
+			sent := g.wanNIC.take(t)
+			verify(t, sent)
+			switch {
+			case len(sent) != len(f) || !bytes.Equal(sent[14+20+8:], f[14+20+8:]):
+				t.Fatal("payload changed: read past the head without asking")
+			case (rx.keeps == keeps+1) != c.wantKept:
+				t.Fatalf("kept %d times", rx.keeps-keeps)
+			case c.wantKept && !rx.lazyKeep:
+				// The sink NIC reads the kept buffer's Segments, which
+				// ask for the whole frame; the Forwarder must not
+				// have before it kept the buffer.
+				t.Fatal("the whole frame was asked for before the buffer was kept")
+			case !c.wantKept && rx.frames == asked:
+				t.Fatal("payload read without asking for the whole frame")
+			}
+		})
 	}
 }
 

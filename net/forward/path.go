@@ -103,6 +103,7 @@ func (f *Forwarder) processLent(in *Iface, frame []byte) bool {
 			return f.processInPlace(in, frame, n)
 		}
 	}
+	in.readable(frame)
 	b := in.lent[:len(frame)]
 	copy(b, frame[:n])
 	vd := f.table.Forward(b[gnet.EthHeaderLen:], in.id)
@@ -145,6 +146,7 @@ func (f *Forwarder) processInPlace(in *Iface, frame []byte, n int) bool {
 				}
 			}
 			if out.copies && out.gathers {
+				in.readable(frame) // the NIC copies the payload
 				if in.transmitLent(out, frame[:n], frame[n:]) {
 					f.Stats.Forwarded.Add(1)
 					f.Stats.FastPath.Add(1)
@@ -153,6 +155,7 @@ func (f *Forwarder) processInPlace(in *Iface, frame []byte, n int) bool {
 			}
 		}
 	}
+	in.readable(frame)
 	b := in.lent[:len(frame)]
 	copy(b, frame)
 	f.act(in, buffer.NewViewWithData(b), vd, nil)
