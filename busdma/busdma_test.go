@@ -459,3 +459,94 @@ func TestSyncRangeLineCache(t *testing.T) {
 		t.Fatal(sys.Misuses())
 	}
 }
+
+// TestBindRange: a RangeSync does what SyncRange does over the same
+// range — the device sees what the CPU wrote before a PreWrite, the CPU
+// what the device wrote after a PostRead — with one call of the
+// platform's line function and no other work on a LineCache platform,
+// through Cache elsewhere, and through SyncRange for an empty or bad
+// range (a barrier; an error). Binding checks the map as SyncRange does,
+// and a bound sync allocates nothing.
+func TestBindRange(t *testing.T) {
+	const size = 512
+	for _, lines := range []bool{true, false} {
+		sys := hwsim.New(hwsim.Config{Seed: 1, NoEviction: true})
+		lp := &linePlatform{countingPlatform: countingPlatform{Memory: sys.Mem}}
+		var p busdma.Platform = &lp.countingPlatform
+		if lines {
+			p = lp
+		}
+		tg, err := busdma.NewTag(p, busdma.TagConfig{Name: "b", MaxSize: size, Alignment: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf, m, segs := loadedBidirectional(t, tg, size)
+		pre, err := m.BindRange(busdma.PreWrite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		post, err := m.BindRange(busdma.PostRead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := sys.Mem.LineSize()
+		for _, r := range []struct{ off, n int }{{0, 100}, {line + 3, 2*line - 5}, {size - 1, 1}, {7, size - 7}} {
+			lp.lineCalls, lp.caches, lp.barriers = 0, 0, 0
+			tx := bytes.Repeat([]byte{byte(r.off + 1)}, r.n)
+			copy(buf[r.off:], tx)
+			if err := pre.Sync(r.off, r.n); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, r.n)
+			sys.Do(func() { _ = sys.Mem.DevRead(segs[0].Addr+uint64(r.off), got) })
+			if !bytes.Equal(got, tx) {
+				t.Fatalf("lines=%v %+v: device did not see the range: %x", lines, r, got)
+			}
+			rx := bytes.Repeat([]byte{byte(r.off + 2)}, r.n)
+			sys.Do(func() { _ = sys.Mem.DevWrite(segs[0].Addr+uint64(r.off), rx) })
+			if err := post.Sync(r.off, r.n); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf[r.off:r.off+r.n], rx) {
+				t.Fatalf("lines=%v %+v: CPU does not see the received range: %x", lines, r, buf[r.off:r.off+r.n])
+			}
+			wantLine, wantCache := 2, 0
+			if !lines {
+				wantLine, wantCache = 0, 2
+			}
+			if lp.lineCalls != wantLine || lp.caches != wantCache || len(lp.bad) != 0 {
+				t.Fatalf("lines=%v %+v: %d line calls, %d Cache calls, want %d, %d; %v",
+					lines, r, lp.lineCalls, lp.caches, wantLine, wantCache, lp.bad)
+			}
+			if err := m.SyncRange(busdma.PreRead|busdma.PreWrite, 0, size); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lp.barriers = 0
+		if err := post.Sync(5, 0); err != nil || lp.barriers != 1 {
+			t.Fatalf("lines=%v: empty range: %v, %d barriers, want nil and 1", lines, err, lp.barriers)
+		}
+		for _, r := range []struct{ off, n int }{{-1, 4}, {0, -1}} {
+			if err := post.Sync(r.off, r.n); err == nil {
+				t.Fatalf("lines=%v: range %+v accepted", lines, r)
+			}
+		}
+		if a := testing.AllocsPerRun(100, func() { _ = post.Sync(0, 64) }); a != 0 {
+			t.Fatalf("lines=%v: %v allocations per bound sync", lines, a)
+		}
+		if len(sys.Misuses()) != 0 {
+			t.Fatal(sys.Misuses())
+		}
+
+		out, _ := tg.NewMap()
+		if _, err := out.BindRange(busdma.PostRead); !errors.Is(err, busdma.ErrNotLoaded) {
+			t.Fatalf("lines=%v: bind of an unloaded map: %v", lines, err)
+		}
+		if _, err := out.Load(buf, busdma.ToDevice); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := out.BindRange(busdma.PostRead); !errors.Is(err, busdma.ErrDirection) {
+			t.Fatalf("lines=%v: PostRead bound to a map loaded ToDevice: %v", lines, err)
+		}
+	}
+}

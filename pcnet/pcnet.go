@@ -134,9 +134,12 @@ type rxBuf struct {
 	owner *NIC
 	buf   []byte
 	m     *busdma.Map
-	pa    uint32
-	state uint8
-	slot  int // the ring slot it was lent from
+	// The map's per-frame syncs, bound once (busdma.RangeSync): the
+	// PostRead of what the CPU reads, the PreWrite of what it wrote.
+	postRead, preWrite busdma.RangeSync
+	pa                 uint32
+	state              uint8
+	slot               int // the ring slot it was lent from
 	// fresh: the buffer has not been handed to the chip since it was
 	// allocated, and the CPU may have written (zeroed) any of it.
 	fresh bool
@@ -249,7 +252,7 @@ func (b *rxBuf) Rewrite(n int) []byte {
 func (b *rxBuf) Frame() []byte {
 	f := b.frame[0]
 	if b.readable < len(f) && (b.state == rxLent || b.state == rxKept) {
-		_ = b.m.SyncRange(busdma.PostRead, b.readable, len(f)-b.readable)
+		_ = b.postRead.Sync(b.readable, len(f)-b.readable)
 		b.readable = len(f)
 	}
 	return f
@@ -258,7 +261,7 @@ func (b *rxBuf) Frame() []byte {
 // writeBack cleans the lines Rewrite lent out.
 func (b *rxBuf) writeBack() {
 	if b.rewritten != 0 {
-		_ = b.m.SyncRange(busdma.PreWrite, 0, b.rewritten)
+		_ = b.preWrite.Sync(0, b.rewritten)
 		b.rewritten = 0
 	}
 }
@@ -276,7 +279,7 @@ func (b *rxBuf) KeepWith(head []byte) gnet.TxBuf {
 	t := b.Keep()
 	if t != nil {
 		copy(b.buf, head)
-		_ = b.m.SyncRange(busdma.PreWrite, 0, len(head))
+		_ = b.preWrite.Sync(0, len(head))
 	}
 	return t
 }
@@ -514,6 +517,12 @@ func (n *NIC) alloc(rl, tl uint) error {
 	for i, s := range rxs {
 		// The CPU may have touched any of the buffer (zeroed it).
 		bufs[i] = rxBuf{owner: n, buf: s.buf, m: s.m, pa: s.pa, fresh: true}
+		if bufs[i].postRead, err = s.m.BindRange(busdma.PostRead); err != nil {
+			return err
+		}
+		if bufs[i].preWrite, err = s.m.BindRange(busdma.PreWrite); err != nil {
+			return err
+		}
 		if i < len(n.rx) {
 			n.rx[i] = &bufs[i]
 		} else {
@@ -871,12 +880,12 @@ func (n *NIC) reapRx() {
 			bytes += uint32(l)
 			f := s.buf[:l:l]
 			if n.bh == nil {
-				_ = s.m.SyncRange(busdma.PostRead, 0, l)
+				_ = s.postRead.Sync(0, l)
 				n.h.Receive(f)
 				break
 			}
 			s.readable = min(l, gnet.RxHeadLen)
-			_ = s.m.SyncRange(busdma.PostRead, 0, s.readable)
+			_ = s.postRead.Sync(0, s.readable)
 			s.state, s.slot, s.frame[0] = rxLent, i, f
 			n.kept = false
 			n.bh.ReceiveBuf(f, s)
