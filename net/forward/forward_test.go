@@ -687,3 +687,30 @@ func TestFragmentationNeeded(t *testing.T) {
 	g.lan.Receive(frame(lanMAC, hostMAC, out, to, protoUDP, 64, udp(1492-28)))
 	verify(t, g.wanNIC.take(t))
 }
+
+// TestIsLocalFollowsAddresses: the router's own addresses and subnet
+// broadcasts are local, and follow each change of an interface's
+// address (the set isLocal reads is rebuilt on SetAddress).
+func TestIsLocalFollowsAddresses(t *testing.T) {
+	g := newRig(t)
+	mp := netip.MustParseAddr
+	for _, c := range []struct {
+		a    string
+		want bool
+	}{{"192.168.1.1", true}, {"192.168.1.255", true}, {"10.99.0.50", true}, {"10.99.0.255", true},
+		{"255.255.255.255", true}, {"192.168.1.2", false}, {"10.99.0.1", false}} {
+		if got := g.f.isLocal(mp(c.a)); got != c.want {
+			t.Errorf("isLocal(%s) = %v, want %v", c.a, got, c.want)
+		}
+	}
+	g.wan.SetAddress(netip.MustParsePrefix("10.99.5.6/30"), netip.Addr{})
+	for a, want := range map[string]bool{"10.99.0.50": false, "10.99.0.255": false, "10.99.5.6": true, "10.99.5.7": true, "10.99.5.5": false} {
+		if got := g.f.isLocal(mp(a)); got != want {
+			t.Errorf("after the WAN address changed: isLocal(%s) = %v, want %v", a, got, want)
+		}
+	}
+	g.wan.SetAddress(netip.Prefix{}, netip.Addr{})
+	if g.f.isLocal(mp("10.99.5.6")) || !g.f.isLocal(mp("192.168.1.1")) {
+		t.Error("after the WAN address was removed: its address still local, or the LAN's not")
+	}
+}

@@ -173,6 +173,7 @@ func (i *Iface) SetAddress(p netip.Prefix, gw netip.Addr) {
 	} else {
 		i.addr.Store(nil)
 	}
+	i.f.refreshLocals()
 	if gw.IsValid() {
 		i.gw.Store(&gw)
 	} else {
