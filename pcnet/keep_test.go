@@ -588,6 +588,35 @@ func checkRewrittenSent(t *testing.T, seed uint64, be, inPlace bool, hl int) {
 	}
 }
 
+// TestReleaseChain: kept buffers of two NICs, released interleaved by one
+// TX completion, go back to their own NICs' pools, each once, as spares.
+func TestReleaseChain(t *testing.T) {
+	var a, b NIC
+	bufs := make([]rxBuf, 10)
+	var c releaseChain
+	for i := range bufs {
+		bufs[i].owner, bufs[i].state, bufs[i].frame[0] = &a, rxKept, []byte{1}
+		if i%3 == 0 {
+			bufs[i].owner = &b
+		}
+		c.add(&bufs[i])
+	}
+	c.flush()
+	for _, n := range []*NIC{&a, &b} {
+		for x := n.pool.get(); x != nil; x = n.pool.get() {
+			if x.owner != n || x.state != rxSpare || x.frame[0] != nil {
+				t.Fatalf("buffer of %p in the pool of %p, state %d, frame %v", x.owner, n, x.state, x.frame[0])
+			}
+			x.owner = nil // seen
+		}
+	}
+	for i, x := range bufs {
+		if x.owner != nil {
+			t.Fatalf("buffer %d not back in its pool", i)
+		}
+	}
+}
+
 // TestRxPoolConcurrentReturns: buffers released on many goroutines while
 // the receive path takes spares all come back, and none is handed out
 // while it is still out.
@@ -606,9 +635,24 @@ func TestRxPoolConcurrentReturns(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Every other return is a chain of two (putChain, as a
+			// TX completion returns what it reaped).
+			var held *rxBuf
 			for b := range back {
 				out[b.slot].Store(false)
-				p.put(b)
+				switch {
+				case b.slot%2 == 0:
+					p.put(b)
+				case held == nil:
+					held = b
+				default:
+					b.next = held
+					p.putChain(b, held)
+					held = nil
+				}
+			}
+			if held != nil {
+				p.put(held)
 			}
 		}()
 	}

@@ -191,13 +191,45 @@ func (p *rxPool) get() *rxBuf {
 }
 
 // put returns b to the pool; any goroutine may call it.
-func (p *rxPool) put(b *rxBuf) {
+func (p *rxPool) put(b *rxBuf) { p.putChain(b, b) }
+
+// putChain returns the buffers linked by next from head to tail, one
+// compare-and-swap for all of them; any goroutine may call it.
+func (p *rxPool) putChain(head, tail *rxBuf) {
 	for {
 		top := p.returned.Load()
-		b.next = top
-		if p.returned.CompareAndSwap(top, b) {
+		tail.next = top
+		if p.returned.CompareAndSwap(top, head) {
 			return
 		}
+	}
+}
+
+// releaseChain gathers kept buffers a TX completion releases, so that
+// those of one NIC go back to its pool in one putChain rather than one
+// Release each (an interface call and a compare-and-swap, about 40
+// instructions per forwarded frame on mips32, natbench).
+type releaseChain struct{ head, tail *rxBuf }
+
+// add releases b into the chain, flushing the chain first if it holds
+// another NIC's buffers.
+func (c *releaseChain) add(b *rxBuf) {
+	b.state = rxSpare
+	b.frame[0] = nil
+	if c.head != nil && c.head.owner != b.owner {
+		c.flush()
+	}
+	if c.head == nil {
+		c.tail = b
+	}
+	b.next, c.head = c.head, b
+}
+
+// flush returns the chain's buffers to their pool.
+func (c *releaseChain) flush() {
+	if c.head != nil {
+		c.head.owner.pool.putChain(c.head, c.tail)
+		c.head, c.tail = nil, nil
 	}
 }
 
@@ -945,18 +977,19 @@ func (n *NIC) reapTxLocked() {
 			return
 		}
 		n.txd.barrier()
+		var back releaseChain // kept buffers, back to their NICs' pools
 		for ; done > 0; done-- {
 			i := n.txTail
 			if s := &n.tx[i]; s.loan != nil {
-				b := s.loan
+				back.add(s.loan) // what its Release does
 				s.loan = nil
-				b.Release() // back to the receiving NIC's pool
 			} else {
 				_ = s.m.Sync(busdma.PostWrite)
 			}
 			n.txTail = (i + 1) & mask
 			n.txUsed--
 		}
+		back.flush()
 	}
 }
 
