@@ -51,6 +51,7 @@ func TestDescRingWords(t *testing.T) {
 	if v := d.read32(dMisc); v != 0x5ee {
 		t.Fatalf("read %#x through the words, %#x through the Space", v, 0x5ee)
 	}
+	checkDecoders(t, "words", d, s)
 	d.barrier()
 	if s.barriers != 0 {
 		t.Fatal("the words' barrier went through the Space")
@@ -65,8 +66,25 @@ func TestDescRingWords(t *testing.T) {
 	if v := o.Read32(dAddr); v != 0x01020304 || d.read32(dAddr) != v {
 		t.Fatalf("through the Space: %#x", v)
 	}
+	checkDecoders(t, "space", d, o)
+	o.barriers = 0
 	d.barrier()
 	if o.barriers != 1 {
 		t.Fatalf("%d Space barriers, want 1", o.barriers)
+	}
+}
+
+// checkDecoders: status and low12 read a control word's halves as the
+// chip laid it out (written through the Space, little-endian), and an
+// encoded address written with writeEnc reads back through the Space.
+func checkDecoders(t *testing.T, name string, d descRing, s *wordSpace) {
+	t.Helper()
+	s.Write32(dCtl, 0x8b4005ee)
+	if st, m := d.status(dCtl), d.low12(dCtl); st != 0x8b40 || m != 0x5ee {
+		t.Fatalf("%s: status %#x, low 12 bits %#x of 0x8b4005ee", name, st, m)
+	}
+	d.writeEnc(dAddr, d.enc(0x01020304))
+	if v := s.Read32(dAddr); v != 0x01020304 {
+		t.Fatalf("%s: encoded address reads %#x through the Space", name, v)
 	}
 }

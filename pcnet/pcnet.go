@@ -120,10 +120,11 @@ var (
 // slot is a TX ring slot: its own buffer, which Transmit copies frames
 // into, or a kept receive buffer the chip reads in its place.
 type slot struct {
-	buf  []byte
-	m    *busdma.Map
-	pa   uint32
-	loan *rxBuf // the kept receive buffer the slot's descriptor points at
+	buf   []byte
+	m     *busdma.Map
+	pa    uint32
+	paEnc uint32 // pa as the descriptor holds it (descRing.enc)
+	loan  *rxBuf // the kept receive buffer the slot's descriptor points at
 }
 
 // rxBuf is one receive buffer. It is in the ring (rxInRing), lent to a
@@ -138,6 +139,7 @@ type rxBuf struct {
 	// PostRead of what the CPU reads, the PreWrite of what it wrote.
 	postRead, preWrite busdma.RangeSync
 	pa                 uint32
+	paEnc              uint32 // pa as a descriptor holds it (descRing.enc)
 	state              uint8
 	slot               int // the ring slot it was lent from
 	// fresh: the buffer has not been handed to the chip since it was
@@ -535,7 +537,9 @@ func (n *NIC) alloc(rl, tl uint) error {
 			if len(segs) != 1 {
 				return nil, fmt.Errorf("pcnet: ring buffer in %d segments", len(segs))
 			}
-			s[i] = slot{buf: b, m: m, pa: uint32(segs[0].Addr)}
+			pa := uint32(segs[0].Addr)
+			// Both rings are on one platform: one encoding.
+			s[i] = slot{buf: b, m: m, pa: pa, paEnc: n.rxd.enc(pa)}
 		}
 		return s, nil
 	}
@@ -548,7 +552,7 @@ func (n *NIC) alloc(rl, tl uint) error {
 	n.rx = make([]*rxBuf, n.cfg.RxRing)
 	for i, s := range rxs {
 		// The CPU may have touched any of the buffer (zeroed it).
-		bufs[i] = rxBuf{owner: n, buf: s.buf, m: s.m, pa: s.pa, fresh: true}
+		bufs[i] = rxBuf{owner: n, buf: s.buf, m: s.m, pa: s.pa, paEnc: s.paEnc, fresh: true}
 		if bufs[i].postRead, err = s.m.BindRange(busdma.PostRead); err != nil {
 			return err
 		}
@@ -620,7 +624,7 @@ func (n *NIC) giveRx(i int, moved bool) {
 	}
 	d := uint32(i * descSize)
 	if moved {
-		n.rxd.write32(d+dAddr, s.pa)
+		n.rxd.writeEnc(d+dAddr, s.paEnc)
 	}
 	// The chip must see the address before OWN, and the CPU be done
 	// reading the buffer. (reapRx relies on this barrier, issued on
@@ -880,19 +884,18 @@ func (n *NIC) reapRx() {
 	// is read before the previous slot's giveRx, whose barrier then
 	// orders it before the reads of the rest of its descriptor: a
 	// barrier less per frame.
-	ctl := n.rxd.read32(uint32(n.rxHead*descSize) + dCtl)
+	st := n.rxd.status(uint32(n.rxHead*descSize) + dCtl)
 	fenced := false
 	for k := 0; k < len(n.rx); k++ {
 		i := n.rxHead
 		d := uint32(i * descSize)
-		st := uint16(ctl >> 16)
 		if st&descOWN != 0 {
 			break
 		}
 		if !fenced {
 			n.rxd.barrier() // read the rest of the descriptor after OWN
 		}
-		mcnt := int(n.rxd.read32(d+dMisc) & mcntMask)
+		mcnt := int(n.rxd.low12(d + dMisc)) // MCNT, bits 11:0
 		s := n.rx[i]
 		moved := false // a spare took the slot
 		switch {
@@ -931,7 +934,7 @@ func (n *NIC) reapRx() {
 			moved = n.kept
 		}
 		next := (i + 1) & mask
-		ctl = n.rxd.read32(uint32(next*descSize) + dCtl)
+		st = n.rxd.status(uint32(next*descSize) + dCtl)
 		n.giveRx(i, moved) // its barrier comes after that read
 		fenced = true
 		n.rxHead = next
@@ -959,7 +962,7 @@ func (n *NIC) reapTxLocked() {
 		// instead of a barrier per descriptor.
 		done := 0
 		for i := n.txTail; done < n.txUsed; i = (i + 1) & mask {
-			st := uint16(n.txd.read32(uint32(i*descSize)+dCtl) >> 16)
+			st := n.txd.status(uint32(i*descSize) + dCtl)
 			if st&descOWN != 0 {
 				break
 			}
@@ -1023,7 +1026,7 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	}
 	i := n.txHead
 	s := &n.tx[i]
-	pa := s.pa
+	paEnc := s.paEnc
 	off := 0
 	kept, _ := b.(*rxBuf)
 	if kept != nil && l >= minFrame && n.dma != nil && kept.owner.dma == n.dma {
@@ -1033,7 +1036,8 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 		// contract says, and Keep and KeepWith wrote back what Rewrite
 		// and KeepWith wrote), so memory holds the frame and no line of
 		// it can be dirty.
-		s.loan, pa, off = kept, kept.pa, l
+		// Its paEnc is in our rings' encoding: one platform.
+		s.loan, paEnc, off = kept, kept.paEnc, l
 		n.txCount.fromRx++
 	} else {
 		kept = nil
@@ -1051,7 +1055,7 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 	if early {
 		n.txd.write32(d+dCtl, own)
 	}
-	n.txd.write32(d+dAddr, pa)
+	n.txd.writeEnc(d+dAddr, paEnc)
 	n.txd.barrier() // every field before OWN
 	if !early {
 		n.txd.write32(d+dCtl, own)
@@ -1089,7 +1093,7 @@ func (n *NIC) State() string {
 	n.txMu.Unlock()
 	n.rxMu.Lock()
 	rh := n.rxHead
-	rs := uint16(n.rxd.read32(uint32(rh*descSize)+dCtl) >> 16)
+	rs := n.rxd.status(uint32(rh*descSize) + dCtl)
 	n.rxMu.Unlock()
 	s := fmt.Sprintf("csr0 %#04x rx head %d (status %#04x) tx head %d tail %d used %d; rx %d tx %d txfull %d missed %d irqs %d rescued %d",
 		n.csr(csr0), rh, rs, th, tt, tu, n.Stats.RxFrames.Load(), n.Stats.TxFrames.Load(),
