@@ -250,6 +250,13 @@ type BufHandler interface {
 	// Only frame[:RxHeadLen] is readable at once; r.Frame makes the rest
 	// readable (see the package documentation).
 	ReceiveBuf(frame []byte, r RxBuf)
+	// ReceiveDone ends a driver's receive pass: the driver calls it after
+	// the ReceiveBuf calls of each pass over its ring, before it waits
+	// for more, so that no ReceiveBuf is left without a ReceiveDone after
+	// it. A handler may defer per-frame work to it, such as adding to
+	// shared counters (an atomic add per counter and frame costs about 18
+	// instructions on mips32, five of them per bridged frame; natbench).
+	ReceiveDone()
 }
 
 // RxHeadLen is how many of a lent frame's first bytes a BufHandler may

@@ -42,6 +42,8 @@ func (k *keeper) Receive([]byte) { panic("keeper: Receive called on a BufHandler
 
 func (k *keeper) LinkChanged(gnet.LinkState) {}
 
+func (k *keeper) ReceiveDone() {}
+
 func (k *keeper) ReceiveBuf(f []byte, r gnet.RxBuf) {
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -942,6 +942,9 @@ func (n *NIC) reapRx() {
 	if frames != 0 {
 		n.Stats.RxFrames.Add(frames)
 		n.Stats.RxBytes.Add(bytes)
+		if n.bh != nil {
+			n.bh.ReceiveDone()
+		}
 	}
 }
 

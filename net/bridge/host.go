@@ -85,9 +85,13 @@ type LendHandler interface {
 // sends a rewritten frame out of another NIC from the driver's buffer),
 // and net.BufHandler's rule for reading: only the frame's first
 // net.RxHeadLen bytes are readable until the handler calls r.Frame.
+// ReceiveLentDone follows the ReceiveLentBuf calls of each receive pass
+// of an ingress driver (net.BufHandler.ReceiveDone), as that does
+// ReceiveBuf's: a handler may defer per-frame work to it.
 type LendBufHandler interface {
 	LendHandler
 	ReceiveLentBuf(frame []byte, r gnet.RxBuf) bool
+	ReceiveLentDone()
 }
 
 // AddHostPort adds the router's own stack as a bridge port with VLAN
@@ -191,6 +195,16 @@ func (n *HostNIC) TransmitView(v *buffer.View) error {
 	return nil
 }
 
+// lentDone ends the ReceiveLentBuf calls of an ingress driver's receive
+// pass (LendBufHandler.ReceiveLentDone).
+func (n *HostNIC) lentDone() {
+	n.rxMu.Lock()
+	defer n.rxMu.Unlock()
+	if n.lbh != nil {
+		n.lbh.ReceiveLentDone()
+	}
+}
+
 // hostLink is the bridge-side Link of the host port.
 type hostLink struct{ n *HostNIC }
 
@@ -226,6 +240,7 @@ func (l hostLink) deliver(x *ingress, hdr, payload []byte) bool {
 		var took bool
 		if n.lbh != nil && x.last && x.rxBuf != nil {
 			took = n.lbh.ReceiveLentBuf(payload, x.rxBuf)
+			x.lentTo = n // ReceiveLentDone is owed at the pass's end
 		} else {
 			x.readable()
 			took = n.lh.ReceiveLent(payload)

@@ -81,8 +81,16 @@ func (r *keptRx) Len() int           { return len(r.seg[0]) }
 func (r *keptRx) Release()           { r.released++ }
 
 // receiveBuf delivers f from the ring's buffer through ReceiveBuf, with
-// rx offering the buffer for keeping.
+// rx offering the buffer for keeping, in a receive pass of its own
+// (ReceiveDone after it, as a driver ends each pass).
 func (r *ring) receiveBuf(t *testing.T, h gnet.Handler, rx *keptRx, f []byte) {
+	t.Helper()
+	r.receiveBufInPass(t, h, rx, f)
+	h.(gnet.BufHandler).ReceiveDone()
+}
+
+// receiveBufInPass is receiveBuf without the pass's end.
+func (r *ring) receiveBufInPass(t *testing.T, h gnet.Handler, rx *keptRx, f []byte) {
 	t.Helper()
 	bh, ok := h.(gnet.BufHandler)
 	if !ok {
@@ -179,7 +187,10 @@ type lendBufHost struct {
 	head     []byte
 	bufOffer int
 	kept     []gnet.TxBuf
+	dones    int // ReceiveLentDone calls
 }
+
+func (h *lendBufHost) ReceiveLentDone() { h.dones++ }
 
 func (h *lendBufHost) ReceiveLentBuf(f []byte, r gnet.RxBuf) bool {
 	h.bufOffer++
@@ -347,5 +358,65 @@ func TestLentHeadReadOnlyWhenAsked(t *testing.T) {
 	r.receiveBuf(t, in2.h, &rx, toHost)
 	if plain.offers != 1 || !bytes.Equal(got, toHost) {
 		t.Fatalf("lent to a LendHandler: %d offers, frame whole: %v", plain.offers, bytes.Equal(got, toHost))
+	}
+}
+
+// TestHostCountsAtReceiveDone: the counts of frames a NIC port hands to
+// the host during a driver's receive pass are added at the pass's end
+// (ReceiveDone), all of them, on the ingress and the host port; a
+// refused frame is counted at once, after what the pass had deferred;
+// a frame received without a pass (Receive) is counted at once. The host
+// handler lent frames with their buffers is told each pass's end
+// (ReceiveLentDone), once.
+func TestHostCountsAtReceiveDone(t *testing.T) {
+	b, _ := New(Config{MAC: brMAC})
+	host, _ := b.AddHostPort(DefaultVLANs)
+	lh := &lendBufHost{lendHost: lendHost{take: func([]byte) bool { return true }}}
+	if err := host.Start(lh); err != nil {
+		t.Fatal(err)
+	}
+	in := &holdNIC{}
+	inPort, _ := b.AttachNIC(in, DefaultVLANs)
+	is, hs := b.PortStats(inPort), b.PortStats(host.Port())
+	var r ring
+	var rx keptRx
+	f := ipFrame(brMAC, stA)
+	counts := func() [5]uint64 {
+		return [5]uint64{is.RxFrames.Load(), is.RxBytes.Load(), is.Forwarded.Load(), hs.TxFrames.Load(), hs.TxBytes.Load()}
+	}
+	n := uint64(len(f))
+
+	r.receiveBufInPass(t, in.h, &rx, f)
+	r.receiveBufInPass(t, in.h, &rx, f)
+	if c := counts(); c != [5]uint64{} {
+		t.Fatalf("counted during the pass: %v", c)
+	}
+	in.h.(gnet.BufHandler).ReceiveDone()
+	if c, want := counts(), [5]uint64{2, 2 * n, 2, 2, 2 * n}; c != want || lh.dones != 1 {
+		t.Fatalf("after the pass: %v, want %v; %d ReceiveLentDone calls, want 1", c, want, lh.dones)
+	}
+	in.h.(gnet.BufHandler).ReceiveDone() // an empty pass: nothing owed
+	if lh.dones != 1 {
+		t.Fatalf("%d ReceiveLentDone calls after a pass that lent nothing, want 1", lh.dones)
+	}
+
+	r.receiveBufInPass(t, in.h, &rx, f)
+	host.Stop() // the next frame is refused: no handler
+	_ = b.SetLink(host.Port(), true)
+	r.receiveBufInPass(t, in.h, &rx, f)
+	if c, want := counts(), [5]uint64{4, 4 * n, 4, 3, 3 * n}; c != want || hs.TxDropped.Load() != 1 {
+		t.Fatalf("after a refused frame: %v, %d dropped, want %v and 1", c, hs.TxDropped.Load(), want)
+	}
+	in.h.(gnet.BufHandler).ReceiveDone()
+	if c, want := counts(), [5]uint64{4, 4 * n, 4, 3, 3 * n}; c != want {
+		t.Fatalf("after the second pass: %v, want %v", c, want)
+	}
+
+	if err := host.Start(lh); err != nil {
+		t.Fatal(err)
+	}
+	r.receive(in.h, f)
+	if c, want := counts(), [5]uint64{5, 5 * n, 5, 4, 4 * n}; c != want {
+		t.Fatalf("a frame received without a pass: %v, want %v", c, want)
 	}
 }

@@ -54,7 +54,7 @@ type nicPort struct {
 
 // Receive implements net.Handler: the borrowed frame is bridged at once.
 func (np *nicPort) Receive(frame []byte) {
-	if b := np.b; !b.toOwnMAC(frame) || !b.inputToHost(np.port, np.in, frame) {
+	if b := np.b; !b.toOwnMAC(frame) || !b.inputToHost(np.port, np.in, frame, false) {
 		np.b.Input(np.port, frame)
 	}
 }
@@ -68,13 +68,24 @@ func (np *nicPort) Receive(frame []byte) {
 func (np *nicPort) ReceiveBuf(frame []byte, r gnet.RxBuf) {
 	x := &np.in.rx
 	x.rxBuf = r
-	if b := np.b; !b.toOwnMAC(frame) || !b.inputToHost(np.port, np.in, frame) {
+	if b := np.b; !b.toOwnMAC(frame) || !b.inputToHost(np.port, np.in, frame, true) {
 		if len(frame) > gnet.RxHeadLen {
 			r.Frame()
 		}
 		np.b.Input(np.port, frame)
 	}
 	x.rxBuf = nil
+}
+
+// ReceiveDone implements net.BufHandler: the counts of the frames the
+// pass handed to the host are added to the counters, and a host handler
+// lent frames with their buffers is told the pass ended.
+func (np *nicPort) ReceiveDone() {
+	np.in.flushCounts()
+	if h := np.in.rx.lentTo; h != nil {
+		np.in.rx.lentTo = nil
+		h.lentDone()
+	}
 }
 
 // LinkChanged implements net.Handler.

@@ -164,7 +164,7 @@ func TestInputToHostTakesRoutedFrames(t *testing.T) {
 	r := newToHostRig(t, false, DefaultVLANs, DefaultVLANs)
 	f := frame(brMAC, stA, -1, 0, 46)
 	p := r.b.ports[r.inP]
-	if !r.b.toOwnMAC(f) || !r.b.inputToHost(r.inP, p, f) {
+	if !r.b.toOwnMAC(f) || !r.b.inputToHost(r.inP, p, f, false) {
 		t.Fatal("inputToHost left an untagged frame for the host to Input")
 	}
 	if len(r.host.got) != 1 || !bytes.Equal(r.host.got[0], f) {
@@ -176,16 +176,16 @@ func TestInputToHostTakesRoutedFrames(t *testing.T) {
 	if err := r.b.SetVLANs(r.hn.Port(), PortVLANs{PVID: 10, Untagged: []uint16{10}}); err != nil {
 		t.Fatal(err)
 	}
-	if r.b.inputToHost(r.inP, p, f) {
+	if r.b.inputToHost(r.inP, p, f, false) {
 		t.Fatal("inputToHost took a frame for a host port outside the VLAN")
 	}
 	if err := r.b.SetVLANs(r.hn.Port(), DefaultVLANs); err != nil {
 		t.Fatal(err)
 	}
-	if !r.b.inputToHost(r.inP, p, f) {
+	if !r.b.inputToHost(r.inP, p, f, false) {
 		t.Fatal("inputToHost left a frame after the host port rejoined")
 	}
-	if r.b.inputToHost(r.outP, r.b.ports[r.outP], frame(brMAC, stA, 1, 0, 46)) {
+	if r.b.inputToHost(r.outP, r.b.ports[r.outP], frame(brMAC, stA, 1, 0, 46), false) {
 		t.Fatal("inputToHost took a tagged frame")
 	}
 }

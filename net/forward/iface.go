@@ -67,6 +67,11 @@ type Iface struct {
 	// rxBuf is the ingress driver's buffer of the frame processLent
 	// handles, if ReceiveLentBuf offered it: keepable.
 	rxBuf gnet.RxBuf
+	// keptSent counts the frames sent kept (transmitKept) since the
+	// last ReceiveLentDone, which adds them to the Forwarder's
+	// counters: two atomic adds per frame cost about 35 instructions on
+	// mips32 (natbench).
+	keptSent uint32
 }
 
 // lentTxBuf is a TxBuf over an interface's lent buffer, for a NIC that
@@ -370,6 +375,8 @@ func isMAC(b []byte, m *gnet.MAC) bool {
 // payload, past the head the driver made readable (net.RxHeadLen), is
 // not even read. Every other way out of processLent asks for the whole
 // frame first (readable).
+// Frames it forwards kept are counted at the pass's end
+// (ReceiveLentDone).
 func (i *Iface) ReceiveLentBuf(frame []byte, r gnet.RxBuf) bool {
 	if !i.lendable(frame) {
 		return false
@@ -378,6 +385,17 @@ func (i *Iface) ReceiveLentBuf(frame []byte, r gnet.RxBuf) bool {
 	ok := i.f.processLent(i, frame)
 	i.rxBuf = nil
 	return ok
+}
+
+// ReceiveLentDone implements net/bridge's LendBufHandler: the frames
+// the pass's ReceiveLentBuf calls forwarded kept are added to the
+// Forwarder's counters.
+func (i *Iface) ReceiveLentDone() {
+	if k := i.keptSent; k != 0 {
+		i.keptSent = 0
+		i.f.Stats.Forwarded.Add(k)
+		i.f.Stats.FastPath.Add(k)
+	}
 }
 
 // readable makes frame, the one processLent handles, readable whole if

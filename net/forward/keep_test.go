@@ -113,16 +113,21 @@ func TestLentKeepsDriverBuffer(t *testing.T) {
 	for i := range g.lan.lent {
 		g.lan.lent[i] = 0xee
 	}
+	fwd := g.f.Stats.Forwarded.Load()
 	if !g.lan.ReceiveLentBuf(rx.lend(long), &rx) {
 		t.Fatal("established packet not taken")
 	}
+	if g.f.Stats.FastPath.Load() != before || g.f.Stats.Forwarded.Load() != fwd {
+		t.Fatal("kept packet counted before the pass's end (ReceiveLentDone)")
+	}
+	g.lan.ReceiveLentDone()
 	sent := g.wanNIC.take(t)
 	verify(t, sent)
 	switch {
 	case rx.keeps != keeps+1 || rx.released != keeps+1:
 		t.Fatalf("kept %d, released %d times, want the established packet kept", rx.keeps-keeps, rx.released)
-	case g.f.Stats.FastPath.Load() != before+1:
-		t.Fatal("kept packet not counted on the fast path")
+	case g.f.Stats.FastPath.Load() != before+1 || g.f.Stats.Forwarded.Load() != fwd+1:
+		t.Fatal("kept packet not counted forwarded on the fast path")
 	case len(sent) != len(long) || !bytes.Equal(sent[14+20+8:], long[14+20+8:]):
 		t.Fatal("payload changed")
 	case rx.rewritten != 14+20+8:

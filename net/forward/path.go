@@ -141,7 +141,7 @@ func (f *Forwarder) processInPlace(in *Iface, frame []byte, n int) bool {
 			if out.sendsRx {
 				if t := in.rxBuf.Keep(); t != nil {
 					in.rxBuf = nil
-					f.transmitKept(out, t)
+					f.transmitKept(in, out, t)
 					return true
 				}
 			}
@@ -162,16 +162,16 @@ func (f *Forwarder) processInPlace(in *Iface, frame []byte, n int) bool {
 	return true
 }
 
-// transmitKept sends t, a buffer kept from the ingress driver, out of
-// out; it counts the frame forwarded on the fast path.
-func (f *Forwarder) transmitKept(out *Iface, t gnet.TxBuf) {
+// transmitKept sends t, a buffer kept from the ingress driver of in,
+// out of out; it counts the frame forwarded on the fast path when the
+// pass ends (in.keptSent, ReceiveLentDone).
+func (f *Forwarder) transmitKept(in, out *Iface, t gnet.TxBuf) {
 	if out.lower.Transmit(t) != nil {
 		t.Release()
 		f.Stats.TxErrors.Add(1)
 		return
 	}
-	f.Stats.Forwarded.Add(1)
-	f.Stats.FastPath.Add(1)
+	in.keptSent++
 }
 
 // sendKept sends the frame processLent handles out of out from the
@@ -188,7 +188,7 @@ func (f *Forwarder) sendKept(in, out *Iface, head []byte, vd nat.Verdict) bool {
 		return false
 	}
 	in.rxBuf = nil
-	f.transmitKept(out, t)
+	f.transmitKept(in, out, t)
 	return true
 }
 
