@@ -3,6 +3,7 @@ package bridge
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	gnet "github.com/gowrt/gowrt/net"
 )
@@ -419,4 +420,51 @@ func TestHostCountsAtReceiveDone(t *testing.T) {
 	if c, want := counts(), [5]uint64{5, 5 * n, 5, 4, 4 * n}; c != want {
 		t.Fatalf("a frame received without a pass: %v, want %v", c, want)
 	}
+}
+
+// TestHostLearnsOncePerPass: frames a NIC port hands to the host during
+// one receive pass learn their source once per station, not once per
+// frame (no clock read either), and the next pass learns again: the
+// station is in the FDB from its first frame, and its timestamp follows
+// the passes.
+func TestHostLearnsOncePerPass(t *testing.T) {
+	var reads int
+	clk := &clock{t: int64(time.Hour)}
+	b, _ := New(Config{MAC: brMAC, Now: func() int64 { reads++; return clk.now() }})
+	host, _ := b.AddHostPort(DefaultVLANs)
+	lh := &lendBufHost{lendHost: lendHost{take: func([]byte) bool { return true }}}
+	if err := host.Start(lh); err != nil {
+		t.Fatal(err)
+	}
+	in := &holdNIC{}
+	inPort, _ := b.AttachNIC(in, DefaultVLANs)
+	var r ring
+	var rx keptRx
+	done := in.h.(gnet.BufHandler).ReceiveDone
+
+	// reads counts the clock reads of the frames' path (Lookup reads
+	// the clock too).
+	recv := func(st gnet.MAC) int {
+		reads = 0
+		r.receiveBufInPass(t, in.h, &rx, ipFrame(brMAC, st))
+		return reads
+	}
+	learned := func(st gnet.MAC) bool {
+		p, ok := b.Lookup(1, st)
+		return ok && p == inPort
+	}
+	if n := recv(stA); n != 1 || !learned(stA) {
+		t.Fatalf("pass's first frame: %d clock reads, station learned: %v", n, learned(stA))
+	}
+	if n := recv(stA) + recv(stA); n != 0 {
+		t.Fatalf("%d clock reads for the station's later frames in the pass, want 0", n)
+	}
+	if n := recv(stB); n != 1 || !learned(stB) {
+		t.Fatalf("second station in the pass: %d clock reads, learned: %v", n, learned(stB))
+	}
+	done()
+	if n := recv(stB) + recv(stB); n != 1 {
+		t.Fatalf("%d clock reads for two frames of the next pass, want 1", n)
+	}
+	done()
 }
