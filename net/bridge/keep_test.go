@@ -362,6 +362,25 @@ func TestLentHeadReadOnlyWhenAsked(t *testing.T) {
 	}
 }
 
+// routingHostRig is a bridge made with c whose host port's handler takes
+// every frame lent with its buffer (a router routing them), and one NIC
+// port, in, numbered inPort.
+func routingHostRig(t *testing.T, c Config) (b *Bridge, host *HostNIC, lh *lendBufHost, in *holdNIC, inPort int) {
+	t.Helper()
+	b, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ = b.AddHostPort(DefaultVLANs)
+	lh = &lendBufHost{lendHost: lendHost{take: func([]byte) bool { return true }}}
+	if err := host.Start(lh); err != nil {
+		t.Fatal(err)
+	}
+	in = &holdNIC{}
+	inPort, _ = b.AttachNIC(in, DefaultVLANs)
+	return b, host, lh, in, inPort
+}
+
 // TestHostCountsAtReceiveDone: the counts of frames a NIC port hands to
 // the host during a driver's receive pass are added at the pass's end
 // (ReceiveDone), all of them, on the ingress and the host port; a
@@ -370,14 +389,7 @@ func TestLentHeadReadOnlyWhenAsked(t *testing.T) {
 // handler lent frames with their buffers is told each pass's end
 // (ReceiveLentDone), once.
 func TestHostCountsAtReceiveDone(t *testing.T) {
-	b, _ := New(Config{MAC: brMAC})
-	host, _ := b.AddHostPort(DefaultVLANs)
-	lh := &lendBufHost{lendHost: lendHost{take: func([]byte) bool { return true }}}
-	if err := host.Start(lh); err != nil {
-		t.Fatal(err)
-	}
-	in := &holdNIC{}
-	inPort, _ := b.AttachNIC(in, DefaultVLANs)
+	b, host, lh, in, inPort := routingHostRig(t, Config{MAC: brMAC})
 	is, hs := b.PortStats(inPort), b.PortStats(host.Port())
 	var r ring
 	var rx keptRx
@@ -430,14 +442,7 @@ func TestHostCountsAtReceiveDone(t *testing.T) {
 func TestHostLearnsOncePerPass(t *testing.T) {
 	var reads int
 	clk := &clock{t: int64(time.Hour)}
-	b, _ := New(Config{MAC: brMAC, Now: func() int64 { reads++; return clk.now() }})
-	host, _ := b.AddHostPort(DefaultVLANs)
-	lh := &lendBufHost{lendHost: lendHost{take: func([]byte) bool { return true }}}
-	if err := host.Start(lh); err != nil {
-		t.Fatal(err)
-	}
-	in := &holdNIC{}
-	inPort, _ := b.AttachNIC(in, DefaultVLANs)
+	b, _, _, in, inPort := routingHostRig(t, Config{MAC: brMAC, Now: func() int64 { reads++; return clk.now() }})
 	var r ring
 	var rx keptRx
 	done := in.h.(gnet.BufHandler).ReceiveDone
