@@ -359,6 +359,17 @@ func TestBulk(t *testing.T) {
 						t.Fatalf("out frame %d: device got %d bytes, want %d", i, len(rx[i]), len(want[i]))
 					}
 				}
+				// The device has the last frame before the controller
+				// retires its TD: wait for every OUT transfer's
+				// completion, or close would end one as gone (a loaded
+				// host made this test fail so).
+				for i := 0; i < cap(free); i++ {
+					select {
+					case <-free:
+					case <-time.After(10 * time.Second):
+						t.Fatalf("out transfer %d of %d never completed", i+1, cap(free))
+					}
+				}
 				r.close()
 				r.noMisuse(t)
 				st := &r.hc.Stats
