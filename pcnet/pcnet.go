@@ -125,6 +125,9 @@ type slot struct {
 	pa    uint32
 	paEnc uint32 // pa as the descriptor holds it (descRing.enc)
 	loan  *rxBuf // the kept receive buffer the slot's descriptor points at
+	// preWrite is the map's PreWrite of what Transmit copied in, bound
+	// once (TX slots only).
+	preWrite busdma.RangeSync
 }
 
 // rxBuf is one receive buffer. It is in the ring (rxInRing), lent to a
@@ -568,6 +571,11 @@ func (n *NIC) alloc(rl, tl uint) error {
 	}
 	if n.tx, err = mk(n.cfg.TxRing, busdma.ToDevice); err != nil {
 		return err
+	}
+	for i := range n.tx {
+		if n.tx[i].preWrite, err = n.tx[i].m.BindRange(busdma.PreWrite); err != nil {
+			return err
+		}
 	}
 	// Init block: promiscuous off, all multicast accepted (LADRF all ones:
 	// IPv6 neighbour discovery needs multicast; the stack filters).
@@ -1050,7 +1058,7 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 		for ; off < minFrame; off++ {
 			s.buf[off] = 0
 		}
-		_ = s.m.SyncRange(busdma.PreWrite, 0, off) // the chip reads off bytes
+		_ = s.preWrite.Sync(0, off) // the chip reads off bytes
 	}
 	d := uint32(i * descSize)
 	own := uint32(descOWN|descSTP|descENP)<<16 | uint32(bcnt(off))
