@@ -67,11 +67,11 @@ type Iface struct {
 	// rxBuf is the ingress driver's buffer of the frame processLent
 	// handles, if ReceiveLentBuf offered it: keepable.
 	rxBuf gnet.RxBuf
-	// keptSent counts the frames sent kept (transmitKept) since the
-	// last ReceiveLentDone, which adds them to the Forwarder's
-	// counters: two atomic adds per frame cost about 35 instructions on
-	// mips32 (natbench).
-	keptSent uint32
+	// fastSent counts the frames ReceiveLentBuf forwarded on the fast
+	// path since the last ReceiveLentDone, which adds them to the
+	// Forwarder's counters: two atomic adds per frame cost about 35
+	// instructions on mips32 (natbench).
+	fastSent uint32
 }
 
 // lentTxBuf is a TxBuf over an interface's lent buffer, for a NIC that
@@ -375,7 +375,7 @@ func isMAC(b []byte, m *gnet.MAC) bool {
 // payload, past the head the driver made readable (net.RxHeadLen), is
 // not even read. Every other way out of processLent asks for the whole
 // frame first (readable).
-// Frames it forwards kept are counted at the pass's end
+// Frames it forwards on the fast path are counted at the pass's end
 // (ReceiveLentDone).
 func (i *Iface) ReceiveLentBuf(frame []byte, r gnet.RxBuf) bool {
 	if !i.lendable(frame) {
@@ -388,11 +388,11 @@ func (i *Iface) ReceiveLentBuf(frame []byte, r gnet.RxBuf) bool {
 }
 
 // ReceiveLentDone implements net/bridge's LendBufHandler: the frames
-// the pass's ReceiveLentBuf calls forwarded kept are added to the
-// Forwarder's counters.
+// the pass's ReceiveLentBuf calls forwarded on the fast path are added to
+// the Forwarder's counters.
 func (i *Iface) ReceiveLentDone() {
-	if k := i.keptSent; k != 0 {
-		i.keptSent = 0
+	if k := i.fastSent; k != 0 {
+		i.fastSent = 0
 		i.f.Stats.Forwarded.Add(k)
 		i.f.Stats.FastPath.Add(k)
 	}

@@ -137,8 +137,13 @@ func TestLentKeepsDriverBuffer(t *testing.T) {
 	short := frame(lanMAC, hostMAC, from, to, protoUDP, 64, udp(32))
 	lent := rx.lend(short)
 	keeps = rx.keeps
+	fast := g.f.Stats.FastPath.Load()
 	if !g.lan.ReceiveLentBuf(lent, &rx) {
 		t.Fatal("short packet not taken")
+	}
+	g.lan.ReceiveLentDone()
+	if g.f.Stats.FastPath.Load() != fast+1 {
+		t.Fatal("short packet, copied by the egress NIC, not counted on the fast path at the pass's end")
 	}
 	verify(t, g.wanNIC.take(t))
 	if rx.keeps != keeps || !bytes.Equal(lent, short) || rx.rewritten != 0 {

@@ -115,8 +115,7 @@ func (f *Forwarder) processLent(in *Iface, frame []byte) bool {
 		if out != nil && out.copies && (n == len(frame) || out.gathers) {
 			if vd.PutHop(b) {
 				if in.transmitLent(out, b[:n], frame[n:]) {
-					f.Stats.Forwarded.Add(1)
-					f.Stats.FastPath.Add(1)
+					f.countFast(in)
 				}
 				return true
 			}
@@ -148,8 +147,7 @@ func (f *Forwarder) processInPlace(in *Iface, frame []byte, n int) bool {
 			if out.copies && out.gathers {
 				in.readable(frame) // the NIC copies the payload
 				if in.transmitLent(out, frame[:n], frame[n:]) {
-					f.Stats.Forwarded.Add(1)
-					f.Stats.FastPath.Add(1)
+					f.countFast(in)
 				}
 				return true
 			}
@@ -164,14 +162,26 @@ func (f *Forwarder) processInPlace(in *Iface, frame []byte, n int) bool {
 
 // transmitKept sends t, a buffer kept from the ingress driver of in,
 // out of out; it counts the frame forwarded on the fast path when the
-// pass ends (in.keptSent, ReceiveLentDone).
+// pass ends (in.fastSent, ReceiveLentDone).
 func (f *Forwarder) transmitKept(in, out *Iface, t gnet.TxBuf) {
 	if out.lower.Transmit(t) != nil {
 		t.Release()
 		f.Stats.TxErrors.Add(1)
 		return
 	}
-	in.keptSent++
+	in.fastSent++
+}
+
+// countFast counts a frame processLent forwarded on the fast path: when
+// the pass ends if the frame came with its driver's buffer
+// (ReceiveLentBuf, which ReceiveLentDone follows), else at once.
+func (f *Forwarder) countFast(in *Iface) {
+	if in.rxBuf != nil {
+		in.fastSent++
+		return
+	}
+	f.Stats.Forwarded.Add(1)
+	f.Stats.FastPath.Add(1)
 }
 
 // sendKept sends the frame processLent handles out of out from the
