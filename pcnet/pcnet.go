@@ -219,8 +219,7 @@ type releaseChain struct{ head, tail *rxBuf }
 // add releases b into the chain, flushing the chain first if it holds
 // another NIC's buffers.
 func (c *releaseChain) add(b *rxBuf) {
-	b.state = rxSpare
-	b.frame[0] = nil
+	b.spare()
 	if c.head != nil && c.head.owner != b.owner {
 		c.flush()
 	}
@@ -336,9 +335,14 @@ func (b *rxBuf) Len() int { return len(b.frame[0]) }
 // It may run on any goroutine (another NIC's TX completion), and as soon
 // as the holder passed the buffer on, even before ReceiveBuf returns.
 func (b *rxBuf) Release() {
+	b.spare()
+	b.owner.pool.put(b)
+}
+
+// spare marks a released buffer a spare, holding no frame.
+func (b *rxBuf) spare() {
 	b.state = rxSpare
 	b.frame[0] = nil
-	b.owner.pool.put(b)
 }
 
 // NIC is one PCnet chip. It implements net.NIC.
