@@ -155,7 +155,7 @@ func (n *HostNIC) Stop() {
 	}
 	_ = n.b.SetLink(n.port, false) // port exists: cannot fail
 	n.rxMu.Lock()
-	n.h, n.vh, n.lh = nil, nil, nil
+	n.h, n.vh, n.lh, n.lbh = nil, nil, nil, nil // lentDone calls none after Stop
 	n.rxMu.Unlock()
 }
 

@@ -417,12 +417,16 @@ func TestHostCountsAtReceiveDone(t *testing.T) {
 	host.Stop() // the next frame is refused: no handler
 	_ = b.SetLink(host.Port(), true)
 	r.receiveBufInPass(t, in.h, &rx, f)
+	dones := lh.dones
 	if c, want := counts(), [5]uint64{4, 4 * n, 4, 3, 3 * n}; c != want || hs.TxDropped.Load() != 1 {
 		t.Fatalf("after a refused frame: %v, %d dropped, want %v and 1", c, hs.TxDropped.Load(), want)
 	}
 	in.h.(gnet.BufHandler).ReceiveDone()
 	if c, want := counts(), [5]uint64{4, 4 * n, 4, 3, 3 * n}; c != want {
 		t.Fatalf("after the second pass: %v, want %v", c, want)
+	}
+	if lh.dones != dones {
+		t.Fatal("ReceiveLentDone called on a stopped host port's handler")
 	}
 
 	if err := host.Start(lh); err != nil {
