@@ -31,7 +31,11 @@ type Stats struct {
 	TxRingFull    gnet.Counter // dropped: TX ring and software queue full
 	TxLinkDown    gnet.Counter // dropped: carrier down
 	TxErrors      gnet.Counter // dropped: oversize or other NIC error
-	LinkChanges   gnet.Counter
+	// TxOffloaded counts the packets the stack handed over for
+	// segmentation (see gso.go); the frames cut from them are in
+	// TxFrames and the other Tx counters like any others.
+	TxOffloaded gnet.Counter
+	LinkChanges gnet.Counter
 	// TimestampsRefused counts connection requests whose TCP Timestamps
 	// option was removed (Options.NoTCPTimestamps).
 	TimestampsRefused gnet.Counter
@@ -62,6 +66,7 @@ type Endpoint struct {
 	linkUp atomic.Bool
 
 	noTCPTimestamps bool
+	gso             bool
 
 	// Software TX queue for frames that found the ring full; FIFO in a
 	// fixed ring so queueing does not allocate.
@@ -69,6 +74,7 @@ type Endpoint struct {
 	txq    []gnet.TxBuf
 	txHead int
 	txLen  int
+	seg    segmenter // cuts offloaded packets; guarded by txMu
 
 	Stats Stats
 }
@@ -76,6 +82,7 @@ type Endpoint struct {
 var _ stack.LinkEndpoint = (*Endpoint)(nil)
 var _ gnet.Handler = (*Endpoint)(nil)
 var _ gnet.TxWaker = (*Endpoint)(nil)
+var _ stack.GSOEndpoint = (*Endpoint)(nil)
 
 // Options tune an Endpoint.
 type Options struct {
@@ -88,6 +95,10 @@ type Options struct {
 	// Endpoint removes the option from arriving connection requests (see
 	// tcpts.go for why a router on an FPU-less CPU wants this).
 	NoTCPTimestamps bool
+	// NoSegmentationOffload makes the stack cut its TCP segments itself,
+	// one IP packet per wire frame, instead of handing the Endpoint
+	// packets of many segments to cut (see gso.go).
+	NoSegmentationOffload bool
 }
 
 // DefaultTxQueueLen is Linux's default txqueuelen for Ethernet devices.
@@ -127,6 +138,7 @@ func NewEndpointOptions(nic gnet.NIC, o Options) (*Endpoint, error) {
 		txq:  make([]gnet.TxBuf, o.TxQueueLen),
 
 		noTCPTimestamps: o.NoTCPTimestamps,
+		gso:             !o.NoSegmentationOffload,
 	}
 	e.linkUp.Store(nic.Link().Up)
 	return e, nil
@@ -345,6 +357,25 @@ func (e *Endpoint) Capabilities() stack.LinkEndpointCapabilities {
 	return c
 }
 
+// SupportedGSO implements stack.GSOEndpoint: unless the Options turned it
+// off, the Endpoint segments TCP packets itself (gso.go), as a NIC with
+// segmentation offload would: stack.HostGSOSupported is how gVisor calls
+// that.
+func (e *Endpoint) SupportedGSO() stack.SupportedGSO {
+	if e.gso {
+		return stack.HostGSOSupported
+	}
+	return stack.GSONotSupported
+}
+
+// GSOMaxSize implements stack.GSOEndpoint.
+func (e *Endpoint) GSOMaxSize() uint32 {
+	if !e.gso {
+		return 0
+	}
+	return gsoMaxSize(e.MTU())
+}
+
 // Attach implements stack.LinkEndpoint. The first non-nil Attach starts the
 // NIC; a start failure leaves the endpoint detached (gVisor's Attach cannot
 // return an error) and is reported by StartError.
@@ -435,10 +466,13 @@ func (e *Endpoint) SetOnCloseAction(f func()) {
 // finds the TX ring full waits in the bounded software queue until the NIC
 // reports TxReady; when the queue is full too the frame is dropped, counted,
 // and ErrNoBufferSpace is returned so the stack accounts for it
-// (transports retransmit).
+// (transports retransmit). A packet offloaded for segmentation is cut into
+// frames here (gso.go), each of which counts as a frame; one that cannot be
+// cut counts once, in TxErrors.
 func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) {
 	list := pkts.AsSlice()
 	max := int(e.MTU()) + gnet.EthHeaderLen
+	sg := e.caps&gnet.CapScatterGather != 0
 	e.txMu.Lock()
 	defer e.txMu.Unlock()
 	e.drainLocked()
@@ -447,43 +481,95 @@ func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) 
 			e.Stats.TxLinkDown.Add(uint32(len(list) - i))
 			return i, &tcpip.ErrClosedForSend{}
 		}
-		if pkt.Size() > max {
-			e.Stats.TxErrors.Add(uint32(len(list) - i))
-			return i, &tcpip.ErrMessageTooLong{}
-		}
-		tb := newTxPacket(pkt, e.caps&gnet.CapScatterGather != 0)
-		n := tb.Len()
 		var err error
-		if e.txLen == 0 {
-			err = e.nic.Transmit(tb)
-		} else {
-			err = gnet.ErrTxFull // keep FIFO order behind queued frames
-		}
-		if err == gnet.ErrTxFull && e.txLen < len(e.txq) {
-			e.txq[(e.txHead+e.txLen)%len(e.txq)] = tb
-			e.txLen++
-			e.Stats.TxQueued.Add(1)
-			continue
+		lost := 1 // frames of pkt lost if err != nil
+		switch {
+		case gsoType(pkt):
+			lost, err = e.writeOffloadedLocked(pkt, max, sg)
+		case pkt.Size() > max:
+			err = errOversize
+		default:
+			err = e.sendLocked(newTxPacket(pkt, sg))
 		}
 		if err != nil {
-			tb.Release()
-			rest := uint64(len(list) - i)
-			switch err {
-			case gnet.ErrTxFull:
-				e.Stats.TxRingFull.Add(uint32(rest))
-				return i, &tcpip.ErrNoBufferSpace{}
-			case gnet.ErrLinkDown:
-				e.Stats.TxLinkDown.Add(uint32(rest))
-				return i, &tcpip.ErrClosedForSend{}
-			default:
-				e.Stats.TxErrors.Add(uint32(rest))
-				return i, &tcpip.ErrInvalidEndpointState{}
-			}
+			return i, e.txFailed(err, uint32(lost+len(list)-i-1))
 		}
-		e.Stats.TxFrames.Add(1)
-		e.Stats.TxBytes.Add(uint32(n))
 	}
 	return len(list), nil
+}
+
+// errOversize is a packet longer than the MTU that was not offloaded.
+var errOversize = errors.New("netstack: packet longer than the MTU")
+
+// txFailed counts frames lost to a transmit error and returns the error
+// the stack expects for it.
+func (e *Endpoint) txFailed(err error, frames uint32) tcpip.Error {
+	switch err {
+	case gnet.ErrTxFull:
+		e.Stats.TxRingFull.Add(frames)
+		return &tcpip.ErrNoBufferSpace{}
+	case gnet.ErrLinkDown:
+		e.Stats.TxLinkDown.Add(frames)
+		return &tcpip.ErrClosedForSend{}
+	case errOversize:
+		e.Stats.TxErrors.Add(frames)
+		return &tcpip.ErrMessageTooLong{}
+	default:
+		e.Stats.TxErrors.Add(frames)
+		return &tcpip.ErrInvalidEndpointState{}
+	}
+}
+
+// sendLocked hands tb to the NIC, or queues it when the ring is full (or
+// earlier frames wait: FIFO). It returns the NIC's error for a frame
+// neither took, having released it.
+func (e *Endpoint) sendLocked(tb gnet.TxBuf) error {
+	n := tb.Len() // tb may be gone once the NIC has it
+	var err error
+	if e.txLen == 0 {
+		err = e.nic.Transmit(tb)
+	} else {
+		err = gnet.ErrTxFull // keep FIFO order behind queued frames
+	}
+	if err == gnet.ErrTxFull && e.txLen < len(e.txq) {
+		e.txq[(e.txHead+e.txLen)%len(e.txq)] = tb
+		e.txLen++
+		e.Stats.TxQueued.Add(1)
+		return nil
+	}
+	if err != nil {
+		tb.Release()
+		return err
+	}
+	e.Stats.TxFrames.Add(1)
+	e.Stats.TxBytes.Add(uint32(n))
+	return nil
+}
+
+// writeOffloadedLocked cuts pkt into frames and sends them. On an error it
+// returns how many of pkt's frames were lost: the failed one and those not
+// cut yet.
+func (e *Endpoint) writeOffloadedLocked(pkt *stack.PacketBuffer, max int, sg bool) (int, error) {
+	s := &e.seg
+	defer func() { s.pkt, s.v = nil, nil }() // keep no reference past the call
+	if err := s.start(pkt); err != nil {
+		return 1, err
+	}
+	if s.hlen+min(s.mss, s.left) > max {
+		return 1, errOversize
+	}
+	e.Stats.TxOffloaded.Add(1)
+	for s.more() {
+		t := txPool.Get().(*txPacket)
+		s.next(t)
+		if !sg {
+			t.flatten()
+		}
+		if err := e.sendLocked(t); err != nil {
+			return 1 + (s.left+s.mss-1)/s.mss, err
+		}
+	}
+	return 0, nil
 }
 
 // Queued is the number of frames waiting in the software TX queue.
@@ -550,6 +636,9 @@ type txPacket struct {
 	flat *buffer.View // non-nil when the frame was flattened for a non-SG NIC
 	segs [][]byte
 	n    int
+	// hdr holds the headers of a frame cut from an offloaded packet
+	// (segs[0]); its payload stays in pkt's memory.
+	hdr [maxSegHeaders]byte
 }
 
 var txPool = sync.Pool{New: func() any { return new(txPacket) }}
@@ -559,15 +648,38 @@ func newTxPacket(pkt *stack.PacketBuffer, sg bool) *txPacket {
 	t.pkt = pkt.IncRef()
 	t.n = pkt.Size()
 	t.segs = t.segs[:0]
-	if sg {
-		t.segs = append(t.segs, pkt.AsSlices()...)
-	} else {
-		// One copy into one contiguous buffer: what a NIC without gather
-		// DMA needs anyway.
-		t.flat = pkt.ToView()
-		t.segs = append(t.segs, t.flat.AsSlice())
+	// The packet's views from its first header byte on, without
+	// PacketBuffer.AsSlices' allocation.
+	vl, skip := pkt.AsViewList()
+	for v := vl.Front(); v != nil; v = v.Next() {
+		b := v.AsSlice()
+		if skip >= len(b) {
+			skip -= len(b)
+			continue
+		}
+		t.segs = append(t.segs, b[skip:])
+		skip = 0
+	}
+	if !sg {
+		t.flatten()
 	}
 	return t
+}
+
+// flatten gathers the frame into one buffer: one copy, which a NIC without
+// gather DMA needs anyway.
+func (t *txPacket) flatten() {
+	if len(t.segs) == 1 {
+		return
+	}
+	t.flat = buffer.NewViewSize(t.n)
+	b := t.flat.AsSlice()
+	k := 0
+	for _, s := range t.segs {
+		k += copy(b[k:], s)
+	}
+	clear(t.segs)
+	t.segs = append(t.segs[:0], b)
 }
 
 func (t *txPacket) Segments() [][]byte { return t.segs }

@@ -407,6 +407,17 @@ func sizeTCPBuffers(s *stack.Stack) error {
 // Stack returns the router's gVisor stack (nil before Start).
 func (r *Router) Stack() *stack.Stack { return r.s }
 
+// LANLinkStats returns the counters of the router stack's LAN link (its
+// side of the bridge's host port): frames as they go on the wire, where
+// the stack's own TCP counters count the packets it offloaded for
+// segmentation once each. Nil before Start.
+func (r *Router) LANLinkStats() *netstack.Stats {
+	if r.lanEP == nil {
+		return nil
+	}
+	return &r.lanEP.Stats
+}
+
 // Start brings up the stack, br-lan and its ports, and the status page.
 func (r *Router) Start() error {
 	r.started = time.Now()

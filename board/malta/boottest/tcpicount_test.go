@@ -37,7 +37,8 @@ const icountXferBytes = 16 << 20
 //
 // GOWRT_TCPBENCH_PROFILE=dir also takes a CPU profile of an upload and a
 // download (samples count instructions) into dir/tcp-up.pprof and
-// dir/tcp-down.pprof.
+// dir/tcp-down.pprof; GOWRT_TCPBENCH_PROFILE_MODE=bulk profiles bulk
+// transfers instead.
 //
 //	go test -run '^$' -bench XferInstructionsMaltaLE -benchtime 3x ./board/malta/boottest
 func BenchmarkXferInstructionsMaltaLE(b *testing.B) {
@@ -78,7 +79,7 @@ func BenchmarkXferInstructionsMaltaLE(b *testing.B) {
 			file := filepath.Join(pdir, "tcp-"+dir+".pprof")
 			done := make(chan error, 1)
 			go func() {
-				_, err := icountXfer(ns, dir, "", 4*icountXferBytes)
+				_, err := icountXfer(ns, dir, os.Getenv("GOWRT_TCPBENCH_PROFILE_MODE"), 4*icountXferBytes)
 				done <- err
 			}()
 			time.Sleep(500 * time.Millisecond) // into the bulk of the transfer

@@ -105,9 +105,12 @@ func main() {
 				httpd.Error(w, err.Error(), httpd.StatusInternalServerError)
 				return
 			}
+			// Segments out are the LAN link's frames: the stack's
+			// SegmentsSent counts an offloaded packet of many
+			// segments once.
 			t := r.Stack().Stats().TCP
 			fmt.Fprintf(w, "uptime_ns=%d busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d\n",
-				in.Uptime, in.Uptime-in.Idle, t.ValidSegmentsReceived.Value(), t.SegmentsSent.Value(), t.Retransmits.Value(), mallocs())
+				in.Uptime, in.Uptime-in.Idle, t.ValidSegmentsReceived.Value(), r.LANLinkStats().TxFrames.Load(), t.Retransmits.Value(), mallocs())
 		case "/debug/pprof/profile":
 			cpuProfile(w, req)
 		default:
