@@ -394,6 +394,11 @@ type Bridge struct {
 	up    portMask // ports whose link is up and that forward
 	nport atomic.Int32
 	host  atomic.Int32 // host port number, -1 if none
+	// keepers counts the ports that may keep a frame beyond the call
+	// that sends it (keepsFrames). While it is 0, a frame can be bridged
+	// from memory the sender reuses right after: the host port's
+	// Transmit then needs no buffer of its own.
+	keepers atomic.Int32
 
 	floodRate, floodBurst int64 // storm control; rate 0 = off
 
@@ -480,12 +485,30 @@ func (b *Bridge) AddPort(l Link, v PortVLANs) (int, error) {
 	}
 	k, _ := l.(keeper)
 	b.ports[n] = &port{link: l, keeper: k}
+	if keepsFrames(l) {
+		b.keepers.Add(1)
+	}
 	if isHost {
 		b.ports[n].host = hl.n
 	}
 	b.vlans.Store(t)
 	b.nport.Store(int32(n + 1))
 	return n, nil
+}
+
+// keepsFrames reports whether l may hold on to a frame after the call
+// that sends it: a NIC that transmits by DMA from the frame's memory, or a
+// Link that keeps frames. A NIC that copies (CapTxCopy) and the host port
+// (which copies or lends within the call) do not.
+func keepsFrames(l Link) bool {
+	switch l := l.(type) {
+	case *nicPort:
+		return !l.copies
+	case hostLink:
+		return false
+	}
+	_, k := l.(keeper)
+	return k
 }
 
 // SetVLANs replaces port p's VLAN membership. Stations learned on p are

@@ -507,3 +507,85 @@ func TestHostLendsToLendHandler(t *testing.T) {
 	}
 	out.complete()
 }
+
+// gatherTx is a TxBuf in two segments whose memory the sender overwrites
+// once Release is called, as the netstack Endpoint's pooled buffers are.
+type gatherTx struct {
+	segs     [2][]byte
+	released int
+}
+
+func (g *gatherTx) Segments() [][]byte { return g.segs[:] }
+func (g *gatherTx) Len() int           { return len(g.segs[0]) + len(g.segs[1]) }
+func (g *gatherTx) Release() {
+	g.released++
+	clear(g.segs[0])
+	clear(g.segs[1])
+}
+
+// TestHostTransmitBorrowsWithoutKeepers: while every NIC port copies, a
+// frame from the host port is bridged from the port's own buffer, with no
+// allocation; once a port that keeps frames (DMA from the frame's memory)
+// is added, that port gets a buffer of its own, which later frames from
+// the host leave intact.
+func TestHostTransmitBorrowsWithoutKeepers(t *testing.T) {
+	b, _ := New(Config{MAC: brMAC})
+	hn, err := b.AddHostPort(DefaultVLANs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hn.Start(nullHandler{}); err != nil {
+		t.Fatal(err)
+	}
+	c1, c2 := &copyNIC{caps: gnet.CapScatterGather}, &copyNIC{}
+	for _, n := range []*copyNIC{c1, c2} {
+		if _, err := b.AttachNIC(n, DefaultVLANs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := frame(bcast, brMAC, -1, 0, 200)
+	send := func(f []byte) {
+		t.Helper()
+		g := &gatherTx{segs: [2][]byte{append([]byte{}, f[:14]...), append([]byte{}, f[14:]...)}}
+		if err := hn.Transmit(g); err != nil {
+			t.Fatal(err)
+		}
+		if g.released != 1 {
+			t.Fatalf("TxBuf released %d times", g.released)
+		}
+	}
+	send(f)
+	for _, n := range []*copyNIC{c1, c2} {
+		if n.n != 1 || !bytes.Equal(n.last, f) {
+			t.Fatalf("port sent %d frames, or a different frame", n.n)
+		}
+		if n.lent != &hn.txFlat[0] {
+			t.Fatal("frame not lent from the host port's buffer")
+		}
+	}
+	g, orig := &gatherTx{}, append([]byte{}, f...)
+	if a := testing.AllocsPerRun(100, func() {
+		copy(f, orig) // Release cleared it
+		g.segs = [2][]byte{f[:14:14], f[14:]}
+		_ = hn.Transmit(g)
+	}); a != 0 && !raceEnabled {
+		t.Fatalf("%v allocations per frame from the host port", a)
+	}
+
+	keeper := &holdNIC{}
+	if _, err := b.AttachNIC(keeper, DefaultVLANs); err != nil {
+		t.Fatal(err)
+	}
+	first := frame(bcast, brMAC, -1, 0, 300)
+	send(first)
+	send(frame(bcast, brMAC, -1, 0, 400)) // reuses whatever buffer the first used
+	if len(keeper.held) != 2 || !bytes.Equal(keeper.flat(0), first) {
+		t.Fatal("the keeping port's first frame changed under it")
+	}
+	keeper.complete()
+}
+
+type nullHandler struct{}
+
+func (nullHandler) Receive([]byte)             {}
+func (nullHandler) LinkChanged(gnet.LinkState) {}
