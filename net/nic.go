@@ -259,6 +259,21 @@ type BufHandler interface {
 	ReceiveDone()
 }
 
+// PassHandler is a Handler that is told which frames arrive together: a
+// lower NIC whose frames come in receive passes (a driver's pass over its
+// ring, br-lan's host port relaying one) calls ReceivePassOpen before the
+// first frame it delivers within a pass and ReceivePassDone after the
+// last, always both, so a handler may hold frames between the two: the
+// netstack Endpoint coalesces a pass's consecutive TCP segments of one
+// connection into one packet for the stack. Passes of several ingress
+// drivers may overlap, so a handler counts them; frames delivered while
+// none is open are not in a pass and must not be held.
+type PassHandler interface {
+	Handler
+	ReceivePassOpen()
+	ReceivePassDone()
+}
+
 // RxHeadLen is how many of a lent frame's first bytes a BufHandler may
 // read without asking (RxBuf.Frame): Ethernet, a VLAN tag, an IPv4 header
 // with options and the start of a transport header, what a bridge or a

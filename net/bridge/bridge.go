@@ -110,9 +110,13 @@ type ingress struct {
 	// rxBuf lets the last port keep the ingress driver's buffer
 	// (net.RxBuf), if the driver offered it; nil otherwise.
 	rxBuf gnet.RxBuf
-	// lentTo is the host port whose handler was lent a frame with its
-	// buffer during the driver's receive pass, owed ReceiveLentDone.
+	// lentTo is the host port whose handler was given a frame during
+	// the driver's receive pass, owed ReceiveLentDone (if it was lent
+	// one) and ReceivePassDone (passTo) at the pass's end.
 	lentTo *HostNIC
+	// passTo is the host handler told ReceivePassOpen in this pass
+	// (net.PassHandler), nil if none.
+	passTo gnet.PassHandler
 }
 
 // readable makes the ingress frame readable whole where the driver lent

@@ -39,9 +39,10 @@ type HostNIC struct {
 
 	rxMu    sync.Mutex // serialises calls into h
 	h       gnet.Handler
-	vh      ViewHandler    // h, if it takes frames by reference
-	lh      LendHandler    // h, if it takes some frames borrowed first
-	lbh     LendBufHandler // h, if it can also keep the driver's buffer
+	vh      ViewHandler      // h, if it takes frames by reference
+	lh      LendHandler      // h, if it takes some frames borrowed first
+	lbh     LendBufHandler   // h, if it can also keep the driver's buffer
+	ph      gnet.PassHandler // h, if it is told where receive passes begin and end
 	flat    [gnet.RxBufSize]byte
 	started atomic.Bool
 
@@ -145,6 +146,7 @@ func (n *HostNIC) Start(h gnet.Handler) error {
 	n.vh, _ = h.(ViewHandler)
 	n.lh, _ = h.(LendHandler)
 	n.lbh, _ = h.(LendBufHandler)
+	n.ph, _ = h.(gnet.PassHandler)
 	n.rxMu.Unlock()
 	return n.b.SetLink(n.port, true)
 }
@@ -156,7 +158,7 @@ func (n *HostNIC) Stop() {
 	}
 	_ = n.b.SetLink(n.port, false) // port exists: cannot fail
 	n.rxMu.Lock()
-	n.h, n.vh, n.lh, n.lbh = nil, nil, nil, nil // lentDone calls none after Stop
+	n.h, n.vh, n.lh, n.lbh, n.ph = nil, nil, nil, nil, nil // lentDone calls no LendBufHandler after Stop
 	n.rxMu.Unlock()
 }
 
@@ -214,13 +216,18 @@ func (n *HostNIC) TransmitView(v *buffer.View) error {
 	return nil
 }
 
-// lentDone ends the ReceiveLentBuf calls of an ingress driver's receive
-// pass (LendBufHandler.ReceiveLentDone).
-func (n *HostNIC) lentDone() {
+// lentDone ends what an ingress driver's receive pass delivered to the
+// handler: its ReceiveLentBuf calls (LendBufHandler.ReceiveLentDone) and
+// the pass ph was told of (net.PassHandler), even if the handler was
+// stopped since: a pass once opened is always closed.
+func (n *HostNIC) lentDone(ph gnet.PassHandler) {
 	n.rxMu.Lock()
 	defer n.rxMu.Unlock()
 	if n.lbh != nil {
 		n.lbh.ReceiveLentDone()
+	}
+	if ph != nil {
+		ph.ReceivePassDone()
 	}
 }
 
@@ -252,6 +259,16 @@ func (l hostLink) deliver(x *ingress, hdr, payload []byte) bool {
 	}
 	n.rxMu.Lock()
 	defer n.rxMu.Unlock()
+	if x != nil && x.rxBuf != nil && n.h != nil {
+		// In an ingress driver's receive pass, which ends with its
+		// ReceiveDone (net.BufHandler): the handler is owed the end,
+		// and a PassHandler is told the pass began.
+		x.lentTo = n
+		if x.passTo == nil && n.ph != nil {
+			x.passTo = n.ph
+			n.ph.ReceivePassOpen()
+		}
+	}
 	if n.h != nil && hdr == nil && x != nil && x.v == nil && n.lh != nil {
 		// Offered borrowed first, with the driver's buffer to keep if
 		// the handler can and the host port is the frame's last port;
@@ -259,7 +276,6 @@ func (l hostLink) deliver(x *ingress, hdr, payload []byte) bool {
 		var took bool
 		if n.lbh != nil && x.last && x.rxBuf != nil {
 			took = n.lbh.ReceiveLentBuf(payload, x.rxBuf)
-			x.lentTo = n // ReceiveLentDone is owed at the pass's end
 		} else {
 			x.readable()
 			took = n.lh.ReceiveLent(payload)

@@ -79,14 +79,15 @@ func (np *nicPort) ReceiveBuf(frame []byte, r gnet.RxBuf) {
 
 // ReceiveDone implements net.BufHandler: the counts of the frames the
 // pass handed to the host are added to the counters, the next pass
-// learns its stations anew, and a host handler lent frames with their
-// buffers is told the pass ended.
+// learns its stations anew, and a host handler given frames in the pass
+// is told the pass ended.
 func (np *nicPort) ReceiveDone() {
 	np.in.flushCounts()
 	np.in.pend.learned = 0
 	if h := np.in.rx.lentTo; h != nil {
-		np.in.rx.lentTo = nil
-		h.lentDone()
+		ph := np.in.rx.passTo
+		np.in.rx.lentTo, np.in.rx.passTo = nil, nil
+		h.lentDone(ph)
 	}
 }
 

@@ -51,6 +51,11 @@ type Iface struct {
 	hmu    sync.RWMutex
 	upper  gnet.Handler
 	upView viewHandler
+	upPass gnet.PassHandler // upper, if it is told of receive passes
+	// passTo is the upper told of the passes open now (passes of
+	// them), kept so that a pass opened on one handler ends on it.
+	passTo gnet.PassHandler
+	passes int
 
 	txMu    sync.Mutex
 	scratch [gnet.RxBufSize]byte // flattens gathered frames for tracking
@@ -258,6 +263,7 @@ func (i *Iface) Start(h gnet.Handler) error {
 	i.hmu.Lock()
 	i.upper = h
 	i.upView, _ = h.(viewHandler)
+	i.upPass, _ = h.(gnet.PassHandler)
 	i.hmu.Unlock()
 	return i.lower.Start(i)
 }
@@ -266,7 +272,7 @@ func (i *Iface) Start(h gnet.Handler) error {
 func (i *Iface) Stop() {
 	i.lower.Stop()
 	i.hmu.Lock()
-	i.upper, i.upView = nil, nil
+	i.upper, i.upView, i.upPass = nil, nil, nil
 	i.hmu.Unlock()
 }
 
@@ -395,6 +401,35 @@ func (i *Iface) ReceiveLentDone() {
 		i.fastSent = 0
 		i.f.Stats.Forwarded.Add(k)
 		i.f.Stats.FastPath.Add(k)
+	}
+}
+
+// ReceivePassOpen implements net.PassHandler (br-lan's host port calls
+// it): the stack above is told too, so that it may hold the pass's frames
+// for it, which reach it through this interface.
+func (i *Iface) ReceivePassOpen() {
+	if i.passes == 0 {
+		i.hmu.RLock()
+		i.passTo = i.upPass
+		i.hmu.RUnlock()
+	}
+	i.passes++
+	if i.passTo != nil {
+		i.passTo.ReceivePassOpen()
+	}
+}
+
+// ReceivePassDone implements net.PassHandler.
+func (i *Iface) ReceivePassDone() {
+	if i.passes == 0 {
+		return // not opened here: nothing to end
+	}
+	i.passes--
+	if p := i.passTo; p != nil {
+		if i.passes == 0 {
+			i.passTo = nil
+		}
+		p.ReceivePassDone()
 	}
 }
 
