@@ -35,6 +35,9 @@ type Stats struct {
 	// segmentation (see gso.go); the frames cut from them are in
 	// TxFrames and the other Tx counters like any others.
 	TxOffloaded gnet.Counter
+	// RxCoalesced counts the frames delivered merged into an earlier
+	// one's packet (see coalesce.go); they are in RxFrames too.
+	RxCoalesced gnet.Counter
 	LinkChanges gnet.Counter
 	// TimestampsRefused counts connection requests whose TCP Timestamps
 	// option was removed (Options.NoTCPTimestamps).
@@ -67,6 +70,12 @@ type Endpoint struct {
 
 	noTCPTimestamps bool
 	gso             bool
+	coalesce        bool
+
+	// Receive passes open (net.PassHandler) and the segments held in
+	// them; receive-side state, serialised as the NIC's handler calls.
+	passes int
+	held   coalescer
 
 	// Software TX queue for frames that found the ring full; FIFO in a
 	// fixed ring so queueing does not allocate.
@@ -83,6 +92,7 @@ var _ stack.LinkEndpoint = (*Endpoint)(nil)
 var _ gnet.Handler = (*Endpoint)(nil)
 var _ gnet.TxWaker = (*Endpoint)(nil)
 var _ stack.GSOEndpoint = (*Endpoint)(nil)
+var _ gnet.PassHandler = (*Endpoint)(nil)
 
 // Options tune an Endpoint.
 type Options struct {
@@ -99,6 +109,10 @@ type Options struct {
 	// one IP packet per wire frame, instead of handing the Endpoint
 	// packets of many segments to cut (see gso.go).
 	NoSegmentationOffload bool
+	// NoReceiveCoalescing delivers every received TCP segment to the
+	// stack on its own, instead of merging a receive pass's consecutive
+	// segments of a connection (see coalesce.go).
+	NoReceiveCoalescing bool
 }
 
 // DefaultTxQueueLen is Linux's default txqueuelen for Ethernet devices.
@@ -139,6 +153,7 @@ func NewEndpointOptions(nic gnet.NIC, o Options) (*Endpoint, error) {
 
 		noTCPTimestamps: o.NoTCPTimestamps,
 		gso:             !o.NoSegmentationOffload,
+		coalesce:        !o.NoReceiveCoalescing,
 	}
 	e.linkUp.Store(nic.Link().Up)
 	return e, nil
@@ -210,7 +225,7 @@ func (e *Endpoint) Receive(frame []byte) {
 	}
 	v := buffer.NewViewSize(len(frame))
 	copy(v.AsSlice(), frame) // a fresh view: nobody else sees it yet
-	e.deliver(d, typ, v)
+	e.receive(d, typ, v)
 }
 
 // ReceiveView delivers a frame the caller already holds in a gVisor
@@ -226,7 +241,67 @@ func (e *Endpoint) ReceiveView(v *buffer.View) {
 		v.Release()
 		return
 	}
+	e.receive(d, typ, v)
+}
+
+// receive delivers an accepted frame, held in v, or, in a receive pass,
+// holds it to merge with the pass's next ones (coalesce.go). Anything it
+// does not hold goes up after what is held: the stack sees the frames in
+// their order.
+func (e *Endpoint) receive(d stack.NetworkDispatcher, typ uint16, v *buffer.View) {
+	if e.passes > 0 && e.coalesce && typ == etherTypeIPv4 {
+		b := v.AsSlice()
+		if s, ok := mergeable(b, string(e.LinkAddress())); ok {
+			if e.held.n > 0 && !e.held.continues(b, s) {
+				e.deliverHeld(d)
+			}
+			e.held.add(v, s)
+			if s.flags&uint8(header.TCPFlagPsh) != 0 || e.held.n == maxCoalesce {
+				e.deliverHeld(d) // the sender's push, or full
+			}
+			return
+		}
+	}
+	if e.held.n > 0 {
+		e.deliverHeld(d)
+	}
 	e.deliver(d, typ, v)
+}
+
+// deliverHeld delivers the segments held as one packet.
+func (e *Endpoint) deliverHeld(d stack.NetworkDispatcher) {
+	n, size := e.held.n, e.held.size
+	buf := e.held.merged()
+	if d == nil { // detached since
+		buf.Release()
+		return
+	}
+	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buf})
+	e.ParseHeader(pkt) // cannot fail: mergeable checked the headers
+	pkt.PktType = tcpip.PacketHost
+	pkt.RXChecksumValidated = e.caps&gnet.CapRxChecksum != 0
+	e.Stats.RxFrames.Add(uint32(n))
+	e.Stats.RxBytes.Add(uint32(size + n*(e.held.hlen)))
+	e.Stats.RxCoalesced.Add(uint32(n - 1))
+	d.DeliverNetworkPacket(header.IPv4ProtocolNumber, pkt)
+	pkt.DecRef()
+}
+
+// ReceivePassOpen implements net.PassHandler.
+func (e *Endpoint) ReceivePassOpen() { e.passes++ }
+
+// ReceivePassDone implements net.PassHandler: what the pass left held goes
+// up.
+func (e *Endpoint) ReceivePassDone() {
+	if e.passes > 0 {
+		e.passes--
+	}
+	if e.held.n > 0 {
+		e.mu.RLock()
+		d := e.dispatcher
+		e.mu.RUnlock()
+		e.deliverHeld(d)
+	}
 }
 
 // accept checks a received frame's framing and that the endpoint is

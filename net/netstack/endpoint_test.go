@@ -88,12 +88,20 @@ func TestPingThroughAdapter(t *testing.T) {
 // the MTU.
 func TestTCPTransfer(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		caps  gnet.Capabilities
-		noGSO bool
-	}{{"flat", 0, false}, {"gather", gnet.CapScatterGather, false}, {"gather, no offload", gnet.CapScatterGather, true}} {
+		name   string
+		caps   gnet.Capabilities
+		noGSO  bool
+		passes bool
+	}{{"flat", 0, false, false}, {"gather", gnet.CapScatterGather, false, false},
+		{"gather, no offload", gnet.CapScatterGather, true, false},
+		{"gather, passes", gnet.CapScatterGather, false, true},
+		{"flat, passes, no offload", 0, true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, b := newPair(t, tc.caps, tc.caps, 64, netstack.Options{NoSegmentationOffload: tc.noGSO})
+			na, nb := nictest.Pair(
+				nictest.Config{MAC: macA, Caps: tc.caps, TxRing: 64, Passes: tc.passes},
+				nictest.Config{MAC: macB, Caps: tc.caps, TxRing: 64, Passes: tc.passes})
+			o := netstack.Options{NoSegmentationOffload: tc.noGSO}
+			a, b := newHost(t, na, addrA, o), newHost(t, nb, addrB, o)
 			ln, err := gonet.ListenTCP(b.s, tcpip.FullAddress{NIC: 1, Addr: addrB, Port: 8080}, ipv4.ProtocolNumber)
 			if err != nil {
 				t.Fatal(err)
@@ -148,6 +156,9 @@ func TestTCPTransfer(t *testing.T) {
 				}
 				if e := b.s.Stats().TCP.ChecksumErrors.Value(); e != 0 {
 					t.Fatalf("receiver counted %d checksum errors", e)
+				}
+				if co := b.ep.Stats.RxCoalesced.Load(); (co != 0) != tc.passes {
+					t.Fatalf("%d segments received coalesced (passes: %v)", co, tc.passes)
 				}
 			case <-time.After(90 * time.Second):
 				t.Fatal("transfer timed out")

@@ -28,6 +28,11 @@ type Config struct {
 	MTU    int               // default gnet.DefaultMTU
 	Caps   gnet.Capabilities // e.g. gnet.CapScatterGather; with CapTxCopy, Transmit copies the frame and releases it before returning
 	TxRing int               // TX descriptors, default 64
+	// Passes makes this NIC receive in passes, as a driver reaping its
+	// ring does: the frames waiting on the cable are delivered between
+	// ReceivePassOpen and ReceivePassDone if the handler is a
+	// net.PassHandler.
+	Passes bool
 }
 
 // NIC is one end of a Pair. It implements gnet.NIC.
@@ -263,22 +268,63 @@ func (n *NIC) run() {
 			n.drain()
 			return
 		case b := <-n.txq:
-			if n.linkUp.Load() {
-				if n.peer.deliver(nil, b.Segments()) {
-					n.TxDone.Add(1)
+			ph := n.peer.openPass()
+			for {
+				n.carry(b)
+				if ph == nil {
+					break
 				}
-			} else {
-				n.peer.RxLinkDown.Add(1)
-			}
-			b.Release()
-			if n.full.CompareAndSwap(true, false) {
-				n.rxMu.Lock()
-				if w, ok := n.h.(gnet.TxWaker); ok {
-					w.TxReady()
+				select { // the rest of the pass: what is on the cable now
+				case b = <-n.txq:
+					continue
+				default:
 				}
-				n.rxMu.Unlock()
+				break
 			}
+			n.peer.closePass(ph)
 		}
+	}
+}
+
+// carry moves one frame to the peer.
+func (n *NIC) carry(b gnet.TxBuf) {
+	if n.linkUp.Load() {
+		if n.peer.deliver(nil, b.Segments()) {
+			n.TxDone.Add(1)
+		}
+	} else {
+		n.peer.RxLinkDown.Add(1)
+	}
+	b.Release()
+	if n.full.CompareAndSwap(true, false) {
+		n.rxMu.Lock()
+		if w, ok := n.h.(gnet.TxWaker); ok {
+			w.TxReady()
+		}
+		n.rxMu.Unlock()
+	}
+}
+
+// openPass begins a receive pass on a NIC configured with Passes whose
+// handler takes them, returning the handler to end it on.
+func (n *NIC) openPass() gnet.PassHandler {
+	if !n.cfg.Passes {
+		return nil
+	}
+	n.rxMu.Lock()
+	defer n.rxMu.Unlock()
+	ph, _ := n.h.(gnet.PassHandler)
+	if ph != nil {
+		ph.ReceivePassOpen()
+	}
+	return ph
+}
+
+func (n *NIC) closePass(ph gnet.PassHandler) {
+	if ph != nil {
+		n.rxMu.Lock()
+		ph.ReceivePassDone()
+		n.rxMu.Unlock()
 	}
 }
 

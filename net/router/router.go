@@ -408,9 +408,9 @@ func sizeTCPBuffers(s *stack.Stack) error {
 func (r *Router) Stack() *stack.Stack { return r.s }
 
 // LANLinkStats returns the counters of the router stack's LAN link (its
-// side of the bridge's host port): frames as they go on the wire, where
-// the stack's own TCP counters count the packets it offloaded for
-// segmentation once each. Nil before Start.
+// side of the bridge's host port): frames as they are on the wire, where
+// the stack's own TCP counters count a packet the link cut into segments
+// (sending) or merged from them (receiving) once. Nil before Start.
 func (r *Router) LANLinkStats() *netstack.Stats {
 	if r.lanEP == nil {
 		return nil

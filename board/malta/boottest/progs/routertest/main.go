@@ -105,12 +105,12 @@ func main() {
 				httpd.Error(w, err.Error(), httpd.StatusInternalServerError)
 				return
 			}
-			// Segments out are the LAN link's frames: the stack's
-			// SegmentsSent counts an offloaded packet of many
-			// segments once.
-			t := r.Stack().Stats().TCP
+			// Segments are the LAN link's frames: the stack's own
+			// counters count a packet of many segments once (cut
+			// by the link when sending, merged when receiving).
+			t, ls := r.Stack().Stats().TCP, r.LANLinkStats()
 			fmt.Fprintf(w, "uptime_ns=%d busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d\n",
-				in.Uptime, in.Uptime-in.Idle, t.ValidSegmentsReceived.Value(), r.LANLinkStats().TxFrames.Load(), t.Retransmits.Value(), mallocs())
+				in.Uptime, in.Uptime-in.Idle, ls.RxFrames.Load(), ls.TxFrames.Load(), t.Retransmits.Value(), mallocs())
 		case "/debug/pprof/profile":
 			cpuProfile(w, req)
 		default:

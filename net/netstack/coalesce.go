@@ -1,0 +1,173 @@
+package netstack
+
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"gvisor.dev/gvisor/pkg/buffer"
+	"gvisor.dev/gvisor/pkg/tcpip/header"
+)
+
+// Receive coalescing (what Linux calls GRO), for IPv4 TCP.
+//
+// Receiving, gVisor's TCP costs most of its instructions per segment, as
+// it does sending (gso.go): the IP layer's address lookup, the
+// demultiplexer, the segment queue, an ACK per two segments. Within a
+// receive pass (net.PassHandler: the lower NIC says which frames arrive
+// together), the Endpoint therefore holds the consecutive in-order data
+// segments of one connection and hands the stack one packet carrying
+// them all, with the first segment's headers: total length and checksums
+// recomputed, PSH if the last had it. The payloads stay in the frames'
+// own buffers. At the pass's end, or when a frame that does not continue
+// the held segments arrives, the held packet goes up first: the stack
+// sees every byte in the order it arrived.
+//
+// A segment is merged only if nothing the stack would act on differs
+// from the first one's: addresses, ports, TOS, TTL, DF, ACK number,
+// window, TCP options; only ACK and PSH set; IPv4 without options or
+// fragmentation, with a valid header checksum.
+//
+// The merged TCP checksum is derived from the segments' headers alone,
+// without reading the payloads: each segment's payload sum is taken to
+// be what its checksum field says it is (RFC 1071 arithmetic), and the
+// stack verifies the merged packet's checksum over every payload byte as
+// it verifies any other. A corrupted segment therefore makes the merged
+// checksum wrong, and the stack drops the merged packet, as it would have
+// dropped the segment, counting a checksum error: the sender resends all
+// of it. Nothing corrupted gets through, at no cost per byte here.
+
+// maxCoalesce caps the segments merged into one packet (64 KiB of full
+// segments is 44).
+const maxCoalesce = 44
+
+// coalescer holds the segments merged so far (n of them).
+type coalescer struct {
+	n     int
+	hdr   [header.EthernetMinimumSize + header.IPv4MinimumSize + header.TCPHeaderMaximumSize]byte
+	hlen  int // Ethernet, IPv4, TCP headers of the first segment, in hdr
+	size  int // payload bytes merged
+	next  uint32
+	psh   bool
+	sum   uint32 // the payloads' sums, placed at their offsets, folded
+	views [maxCoalesce]*buffer.View
+	offs  [maxCoalesce]uint16 // where each view's payload starts
+	lens  [maxCoalesce]uint16 // and its length
+}
+
+// tcpSeg is what coalescing reads of an IPv4 TCP frame.
+type tcpSeg struct {
+	thl   int // TCP header length
+	plen  int // payload length
+	seq   uint32
+	flags uint8
+}
+
+const (
+	ipOff  = header.EthernetMinimumSize
+	tcpOff = ipOff + header.IPv4MinimumSize
+)
+
+// mergeable parses b as a frame coalescing may take: to mac, IPv4 without
+// options or fragmentation with a valid header checksum, TCP with
+// payload and only ACK (and PSH) set.
+func mergeable(b []byte, mac string) (tcpSeg, bool) {
+	var s tcpSeg
+	if len(b) < tcpOff+header.TCPMinimumSize || string(b[0:6]) != mac ||
+		binary.BigEndian.Uint16(b[12:14]) != uint16(header.IPv4ProtocolNumber) ||
+		b[ipOff] != 0x45 || b[ipOff+9] != uint8(header.TCPProtocolNumber) ||
+		binary.BigEndian.Uint16(b[ipOff+6:])&0x3fff != 0 { // MF, fragment offset
+		return s, false
+	}
+	tot := int(binary.BigEndian.Uint16(b[ipOff+2:]))
+	s.thl = int(b[tcpOff+12]>>4) * 4
+	s.flags = b[tcpOff+13]
+	if ipOff+tot > len(b) || s.thl < header.TCPMinimumSize || header.IPv4MinimumSize+s.thl >= tot ||
+		s.flags&^uint8(header.TCPFlagPsh) != uint8(header.TCPFlagAck) || sum16(b[ipOff:tcpOff]) != 0xffff {
+		return s, false
+	}
+	s.plen = tot - header.IPv4MinimumSize - s.thl
+	s.seq = binary.BigEndian.Uint32(b[tcpOff+4:])
+	return s, true
+}
+
+// continues reports whether segment s of frame b carries on from the
+// held ones: the same connection and header fields, the next sequence
+// number, room left.
+func (c *coalescer) continues(b []byte, s tcpSeg) bool {
+	h := c.hdr[:c.hlen]
+	return s.seq == c.next && c.n < maxCoalesce && c.size+s.plen <= 0xffff-header.IPv4MinimumSize-s.thl &&
+		c.hlen == tcpOff+s.thl &&
+		b[ipOff+1] == h[ipOff+1] && // TOS
+		b[ipOff+6]&0x40 == h[ipOff+6]&0x40 && // DF
+		b[ipOff+8] == h[ipOff+8] && // TTL
+		string(b[ipOff+12:ipOff+20]) == string(h[ipOff+12:ipOff+20]) && // addresses
+		string(b[tcpOff:tcpOff+4]) == string(h[tcpOff:tcpOff+4]) && // ports
+		string(b[tcpOff+8:tcpOff+13]) == string(h[tcpOff+8:tcpOff+13]) && // ACK number, data offset
+		string(b[tcpOff+14:tcpOff+16]) == string(h[tcpOff+14:tcpOff+16]) && // window
+		string(b[tcpOff+20:tcpOff+s.thl]) == string(h[tcpOff+20:c.hlen]) // options
+}
+
+// add merges segment s, in frame v, into the held ones (the first, if
+// none are held); the coalescer takes over v.
+func (c *coalescer) add(v *buffer.View, s tcpSeg) {
+	b := v.AsSlice()
+	if c.n == 0 {
+		c.hlen = copy(c.hdr[:], b[:tcpOff+s.thl])
+		c.size, c.sum, c.psh = 0, 0, false
+	}
+	// The payload's sum, as the checksum field says it is: the segment's
+	// pseudo-header and TCP header (checksum included) summed with it
+	// give 0xffff.
+	var ck checksummer
+	ck.add(b[ipOff+12 : ipOff+20])
+	ck.add([]byte{0, uint8(header.TCPProtocolNumber), byte((s.thl + s.plen) >> 8), byte(s.thl + s.plen)})
+	ck.add(b[tcpOff : tcpOff+s.thl])
+	p := ^ck.sum()
+	if c.size&1 == 1 { // the payload starts at an odd offset of the merged one
+		p = bits.ReverseBytes16(p)
+	}
+	c.sum = uint32(fold(c.sum + uint32(p)))
+	c.views[c.n] = v
+	c.offs[c.n], c.lens[c.n] = uint16(tcpOff+s.thl), uint16(s.plen)
+	c.n++
+	c.size += s.plen
+	c.next = s.seq + uint32(s.plen)
+	c.psh = s.flags&uint8(header.TCPFlagPsh) != 0
+}
+
+// merged returns the held segments as one frame: fresh headers, then the
+// payloads, in a buffer that takes over the views; it leaves c empty.
+// With one segment held, it is that frame unchanged.
+func (c *coalescer) merged() buffer.Buffer {
+	defer func() {
+		clear(c.views[:c.n])
+		c.n = 0
+	}()
+	if c.n == 1 {
+		return buffer.MakeWithView(c.views[0])
+	}
+	h := c.hdr[:c.hlen]
+	thl := c.hlen - tcpOff
+	ip := header.IPv4(h[ipOff:tcpOff])
+	ip.SetTotalLength(uint16(header.IPv4MinimumSize + thl + c.size))
+	ip.SetChecksum(0)
+	ip.SetChecksum(^sum16(ip))
+	tcp := header.TCP(h[tcpOff:])
+	if c.psh {
+		tcp.SetFlags(uint8(tcp.Flags() | header.TCPFlagPsh))
+	}
+	tcp.SetChecksum(0)
+	var ck checksummer
+	ck.add(h[ipOff+12 : ipOff+20])
+	ck.add([]byte{0, uint8(header.TCPProtocolNumber), byte((thl + c.size) >> 8), byte(thl + c.size)})
+	ck.add(tcp)
+	tcp.SetChecksum(^fold(uint32(ck.sum()) + c.sum))
+
+	buf := buffer.MakeWithView(buffer.NewViewWithData(h))
+	for i, v := range c.views[:c.n] {
+		v.TrimFront(int(c.offs[i]))
+		v.CapLength(int(c.lens[i]))
+		buf.Append(v)
+	}
+	return buf
+}
