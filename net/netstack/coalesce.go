@@ -36,6 +36,18 @@ import (
 // dropped the segment, counting a checksum error: the sender resends all
 // of it. Nothing corrupted gets through, at no cost per byte here.
 
+// Pure ACKs are thinned the same way: a pass's run of ACKs of one
+// connection, each acknowledging more than the one before and alike in
+// all else (no data, only ACK set, the same options, so never one
+// carrying SACK blocks), reaches the stack as its last ACK, which
+// acknowledges everything the others did and carries the newest window:
+// as if the others had been lost on the way, which TCP's cumulative ACKs
+// are made for. A duplicate ACK (the same ACK number: the fast
+// retransmit signal) is never thinned. A sending connection's stack then
+// runs its ACK processing and its next send once per pass rather than per
+// ACK; gVisor's congestion control counts the segments an ACK covers, not
+// ACKs, so the window grows as before.
+
 // maxCoalesce caps the segments merged into one packet (64 KiB of full
 // segments is 44).
 const maxCoalesce = 44
@@ -43,6 +55,7 @@ const maxCoalesce = 44
 // coalescer holds the segments merged so far (n of them).
 type coalescer struct {
 	n     int
+	ack   bool // the held frame is a pure ACK (n is 1)
 	hdr   [header.EthernetMinimumSize + header.IPv4MinimumSize + header.TCPHeaderMaximumSize]byte
 	hlen  int // Ethernet, IPv4, TCP headers of the first segment, in hdr
 	size  int // payload bytes merged
@@ -69,7 +82,8 @@ const (
 
 // mergeable parses b as a frame coalescing may take: to mac, IPv4 without
 // options or fragmentation with a valid header checksum, TCP with
-// payload and only ACK (and PSH) set.
+// payload and only ACK (and PSH) set, or a pure ACK (no payload, only ACK
+// set).
 func mergeable(b []byte, mac string) (tcpSeg, bool) {
 	var s tcpSeg
 	if len(b) < tcpOff+header.TCPMinimumSize || string(b[0:6]) != mac ||
@@ -81,11 +95,14 @@ func mergeable(b []byte, mac string) (tcpSeg, bool) {
 	tot := int(binary.BigEndian.Uint16(b[ipOff+2:]))
 	s.thl = int(b[tcpOff+12]>>4) * 4
 	s.flags = b[tcpOff+13]
-	if ipOff+tot > len(b) || s.thl < header.TCPMinimumSize || header.IPv4MinimumSize+s.thl >= tot ||
+	if ipOff+tot > len(b) || s.thl < header.TCPMinimumSize || header.IPv4MinimumSize+s.thl > tot ||
 		s.flags&^uint8(header.TCPFlagPsh) != uint8(header.TCPFlagAck) || sum16(b[ipOff:tcpOff]) != 0xffff {
 		return s, false
 	}
 	s.plen = tot - header.IPv4MinimumSize - s.thl
+	if s.plen == 0 && s.flags != uint8(header.TCPFlagAck) {
+		return s, false
+	}
 	s.seq = binary.BigEndian.Uint32(b[tcpOff+4:])
 	return s, true
 }
@@ -94,17 +111,51 @@ func mergeable(b []byte, mac string) (tcpSeg, bool) {
 // held ones: the same connection and header fields, the next sequence
 // number, room left.
 func (c *coalescer) continues(b []byte, s tcpSeg) bool {
+	return !c.ack && s.plen > 0 && s.seq == c.next && c.n < maxCoalesce &&
+		c.size+s.plen <= 0xffff-header.IPv4MinimumSize-s.thl && c.alike(b, s, true)
+}
+
+// supersedes reports whether pure ACK s in frame b acknowledges more than
+// the held pure ACK and is alike in all else but the window.
+func (c *coalescer) supersedes(b []byte, s tcpSeg) bool {
 	h := c.hdr[:c.hlen]
-	return s.seq == c.next && c.n < maxCoalesce && c.size+s.plen <= 0xffff-header.IPv4MinimumSize-s.thl &&
-		c.hlen == tcpOff+s.thl &&
+	return c.ack && s.plen == 0 && s.seq == c.next &&
+		int32(binary.BigEndian.Uint32(b[tcpOff+8:])-binary.BigEndian.Uint32(h[tcpOff+8:])) > 0 &&
+		c.alike(b, s, false)
+}
+
+// alike reports whether frame b's headers agree with the held ones: the
+// connection, TOS, DF, TTL, data offset, options; the ACK number and
+// window too if sameAck.
+func (c *coalescer) alike(b []byte, s tcpSeg, sameAck bool) bool {
+	h := c.hdr[:c.hlen]
+	if sameAck && (string(b[tcpOff+8:tcpOff+12]) != string(h[tcpOff+8:tcpOff+12]) || // ACK number
+		string(b[tcpOff+14:tcpOff+16]) != string(h[tcpOff+14:tcpOff+16])) { // window
+		return false
+	}
+	return c.hlen == tcpOff+s.thl &&
 		b[ipOff+1] == h[ipOff+1] && // TOS
 		b[ipOff+6]&0x40 == h[ipOff+6]&0x40 && // DF
 		b[ipOff+8] == h[ipOff+8] && // TTL
 		string(b[ipOff+12:ipOff+20]) == string(h[ipOff+12:ipOff+20]) && // addresses
 		string(b[tcpOff:tcpOff+4]) == string(h[tcpOff:tcpOff+4]) && // ports
-		string(b[tcpOff+8:tcpOff+13]) == string(h[tcpOff+8:tcpOff+13]) && // ACK number, data offset
-		string(b[tcpOff+14:tcpOff+16]) == string(h[tcpOff+14:tcpOff+16]) && // window
+		b[tcpOff+12] == h[tcpOff+12] && // data offset
 		string(b[tcpOff+20:tcpOff+s.thl]) == string(h[tcpOff+20:c.hlen]) // options
+}
+
+// holdAck holds pure ACK s in frame v in place of a held one it
+// supersedes (released: the stack never sees it), or as the first frame
+// held. It returns whether it replaced one.
+func (c *coalescer) holdAck(v *buffer.View, s tcpSeg) bool {
+	replaced := c.n == 1 && c.ack
+	if replaced {
+		c.views[0].Release()
+	}
+	b := v.AsSlice()
+	c.hlen = copy(c.hdr[:], b[:tcpOff+s.thl])
+	c.views[0], c.n, c.ack = v, 1, true
+	c.size, c.next = 0, s.seq
+	return replaced
 }
 
 // add merges segment s, in frame v, into the held ones (the first, if
@@ -113,7 +164,7 @@ func (c *coalescer) add(v *buffer.View, s tcpSeg) {
 	b := v.AsSlice()
 	if c.n == 0 {
 		c.hlen = copy(c.hdr[:], b[:tcpOff+s.thl])
-		c.size, c.sum, c.psh = 0, 0, false
+		c.size, c.sum, c.psh, c.ack = 0, 0, false, false
 	}
 	// The payload's sum, as the checksum field says it is: the segment's
 	// pseudo-header and TCP header (checksum included) summed with it
@@ -141,7 +192,7 @@ func (c *coalescer) add(v *buffer.View, s tcpSeg) {
 func (c *coalescer) merged() buffer.Buffer {
 	defer func() {
 		clear(c.views[:c.n])
-		c.n = 0
+		c.n, c.ack = 0, false
 	}()
 	if c.n == 1 {
 		return buffer.MakeWithView(c.views[0])

@@ -36,7 +36,8 @@ type Stats struct {
 	// TxFrames and the other Tx counters like any others.
 	TxOffloaded gnet.Counter
 	// RxCoalesced counts the frames delivered merged into an earlier
-	// one's packet (see coalesce.go); they are in RxFrames too.
+	// one's packet and the pure ACKs a later one superseded (see
+	// coalesce.go); they are in RxFrames too.
 	RxCoalesced gnet.Counter
 	LinkChanges gnet.Counter
 	// TimestampsRefused counts connection requests whose TCP Timestamps
@@ -252,6 +253,17 @@ func (e *Endpoint) receive(d stack.NetworkDispatcher, typ uint16, v *buffer.View
 	if e.passes > 0 && e.coalesce && typ == etherTypeIPv4 {
 		b := v.AsSlice()
 		if s, ok := mergeable(b, string(e.LinkAddress())); ok {
+			if s.plen == 0 { // a pure ACK
+				if e.held.n > 0 && !e.held.supersedes(b, s) {
+					e.deliverHeld(d)
+				}
+				if e.held.holdAck(v, s) {
+					e.Stats.RxFrames.Add(1)
+					e.Stats.RxBytes.Add(uint32(e.held.hlen))
+					e.Stats.RxCoalesced.Add(1)
+				}
+				return
+			}
 			if e.held.n > 0 && !e.held.continues(b, s) {
 				e.deliverHeld(d)
 			}
