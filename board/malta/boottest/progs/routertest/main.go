@@ -111,6 +111,22 @@ func main() {
 			t, ls := r.Stack().Stats().TCP, r.LANLinkStats()
 			fmt.Fprintf(w, "uptime_ns=%d busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d\n",
 				in.Uptime, in.Uptime-in.Idle, ls.RxFrames.Load(), ls.TxFrames.Load(), t.Retransmits.Value(), mallocs())
+		case "/debug/gowrt/balloon":
+			// Memory pressure for TestRouterSmallRAM: the heap is
+			// filled towards the runtime's memory limit, each page
+			// touched, and dropped again, so the runtime must return
+			// pages to the kernel near the limit and may return the
+			// rest once a collection has freed them.
+			n := int(debug.SetMemoryLimit(-1)*balloonPercent/100) - int(runtimeInUse())
+			if n > 0 {
+				b := make([]byte, n)
+				for i := 0; i < len(b); i += 4096 {
+					b[i] = 1
+				}
+				runtime.KeepAlive(b)
+			}
+			runtime.GC()
+			fmt.Fprintf(w, "balloon %d KiB\n", max(n, 0)>>10)
 		case "/debug/pprof/profile":
 			cpuProfile(w, req)
 		default:
@@ -214,4 +230,19 @@ func mallocs() uint64 {
 func fail(err error) {
 	fmt.Println("routertest: FAIL", err)
 	os.Exit(1)
+}
+
+// balloonPercent is how full of the memory limit /debug/gowrt/balloon
+// makes the heap: past the 95% where the runtime starts returning pages
+// to stay under the limit (runtime/mgcscavenge.go, reduceExtraPercent).
+const balloonPercent = 97
+
+// runtimeInUse is the memory the runtime holds (what its memory limit
+// counts) less the free heap it retains, which a new allocation reuses
+// before it maps more: the kernel chose the limit from the RAM free after
+// boot, so filling up to it leaves the kernel its own.
+func runtimeInUse() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Sys - ms.HeapIdle
 }
