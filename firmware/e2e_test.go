@@ -168,7 +168,6 @@ func TestFirmwareStoredConfig(t *testing.T) {
 	lease := c.DHCP(t, 60*time.Second)
 	sink := &wantest.SyncBuffer{}
 	wantest.UDPSink(t, c.NS, 514, sink)
-	time.Sleep(300 * time.Millisecond) // the sink binds
 	if err := f.Config.Set("system.log_ip", wantest.Addr(lease).String()); err != nil {
 		t.Fatal(err)
 	}

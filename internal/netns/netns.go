@@ -188,3 +188,26 @@ func (n *NS) Start(t testing.TB, log io.Writer, args ...string) *exec.Cmd {
 	})
 	return cmd
 }
+
+// WaitListening waits until a socket in n listens on port (proto "tcp" or
+// "udp"): a server started with Start is ready only once it has bound,
+// and a test that talks to it sooner races it.
+func (n *NS) WaitListening(t testing.TB, proto string, port int) {
+	t.Helper()
+	flag := map[string]string{"tcp": "-t", "udp": "-u"}[proto]
+	if flag == "" {
+		t.Fatalf("WaitListening: protocol %q", proto)
+	}
+	const timeout = 15 * time.Second
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := n.Exec(5*time.Second, "ss", "-H", "-ln", flag, fmt.Sprintf("sport = :%d", port))
+		if err == nil && strings.TrimSpace(out) != "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("in %s: nothing listens on %s port %d after %v (ss: %v %s)", n.Name, proto, port, timeout, err, out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

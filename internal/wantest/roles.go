@@ -123,10 +123,12 @@ func udpSink(port string) error {
 	}
 }
 
-// UDPSink starts a UDP sink on port in ns: what arrives is written to w,
-// a datagram a line.
+// UDPSink starts a UDP sink on port in ns, and returns once it is bound:
+// what arrives is written to w, a datagram a line.
 func UDPSink(t testing.TB, ns *netns.NS, port int, w io.Writer) {
+	t.Helper()
 	ns.Start(t, w, "env", fmt.Sprintf("%s=udpsink:%d", roleEnv, port), Self(t))
+	ns.WaitListening(t, "udp", port)
 }
 
 // serveHTTP answers every request with the peer address it came from.

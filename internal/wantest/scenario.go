@@ -147,7 +147,7 @@ func (n *Net) CheckRouter(t testing.TB, lan [2]string) (netip.Addr, [2]*Client) 
 
 	// From the WAN: nothing answers but the forwarded port.
 	c1.NS.Start(t, nil, "env", roleEnv+"=http:8000", Self(t))
-	time.Sleep(300 * time.Millisecond)
+	c1.NS.WaitListening(t, "tcp", 8000)
 	open := Scan(t, n.ISP, wanAddr.String())
 	if len(open) != 1 || open[0] != "tcp 8080" {
 		t.Fatalf("from the WAN, open: %v (want only the forwarded tcp 8080)", open)

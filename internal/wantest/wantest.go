@@ -107,6 +107,13 @@ func New(t testing.TB, link string, leaseTime time.Duration) *Net {
 	n.Host.Start(t, n.log, "env", fmt.Sprintf("%s=http:%d", roleEnv, HTTPPort), Self(t))
 	n.Host.Start(t, n.log, "iperf3", "-s", "-p", fmt.Sprint(IperfPort))
 	n.Host.Start(t, n.log, "env", fmt.Sprintf("%s=ntp:%v", roleEnv, NTPAhead), Self(t))
+	// The servers start in the background; a router with a static WAN
+	// is up at once, and its test must not find them still binding.
+	n.ISP.WaitListening(t, "udp", 53)
+	n.ISP.WaitListening(t, "udp", 67)
+	n.Host.WaitListening(t, "tcp", HTTPPort)
+	n.Host.WaitListening(t, "tcp", IperfPort)
+	n.Host.WaitListening(t, "udp", 123)
 	return n
 }
 

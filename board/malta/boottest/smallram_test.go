@@ -68,6 +68,7 @@ func routerSmallRAM(t *testing.T, board string, i int) {
 	far := wantest.New(t, wanTap, 2*time.Minute)
 	sinkLog := &wantest.SyncBuffer{}
 	far.Host.Start(t, sinkLog, "env", "GOWRT_SINK_LISTEN="+net.JoinHostPort("", strconv.Itoa(xfer.SinkPort)), exe)
+	far.Host.WaitListening(t, "tcp", xfer.SinkPort)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("Internet host's sink:\n%s", sinkLog.String())
