@@ -30,9 +30,11 @@ import (
 // the bridge no copy. Any other handler borrows the frame for the call,
 // as from a driver.
 //
-// Frames the stack transmits are gathered into one buffer and bridged
-// synchronously; egress NIC ports share that buffer, and the stack's
-// TxBuf is released at once: the bridge never holds one.
+// Frames the stack transmits are bridged synchronously, and the stack's
+// TxBuf is released at once: the bridge never holds one. A frame for one
+// known station behind a NIC that copies and gathers (pcnet) is lent to
+// that NIC as the stack's own gather list; any other is gathered into one
+// buffer first, which egress NIC ports share.
 type HostNIC struct {
 	b    *Bridge
 	port int
@@ -163,8 +165,10 @@ func (n *HostNIC) Stop() {
 }
 
 // Transmit implements net.NIC: the frame enters the bridge as if received
-// on the host port. It is gathered once into a buffer, which the egress
-// NIC ports then share (InputView) instead of copying again. When no port
+// on the host port. A frame for one station behind a NIC that copies and
+// gathers is lent to it as it is (Bridge.inputFromHost). Any other is
+// gathered once into a buffer, which the egress NIC ports then share
+// (InputView) instead of copying again. When no port
 // keeps frames (every NIC port copies, CapTxCopy: pcnet), that buffer is
 // the host port's own, reused for the next frame; a fresh buffer per frame
 // costs gVisor's allocator about 3% of what the router's TCP spends per
@@ -176,6 +180,11 @@ func (n *HostNIC) Transmit(tb gnet.TxBuf) error {
 	}
 	if n.b.keepers.Load() == 0 {
 		n.txMu.Lock()
+		if n.b.inputFromHost(n.port, segs, tb.Len()) {
+			n.txMu.Unlock()
+			tb.Release()
+			return nil
+		}
 		k := 0
 		for _, s := range segs {
 			k += copy(n.txFlat[k:], s)

@@ -199,6 +199,17 @@ func (np *nicPort) lend(x *ingress, frame, hdr []byte, rest int) bool {
 	return err == nil
 }
 
+// lendGather transmits the frame gathered from segs, n bytes, straight
+// from the memory the bridge borrows: the NIC copies and gathers it
+// (CapTxCopy and CapScatterGather) before Transmit returns.
+func (np *nicPort) lendGather(x *ingress, segs [][]byte, n int) bool {
+	l := &x.lent
+	l.gather, l.n = segs, n
+	err := np.nic.Transmit(l)
+	l.gather, l.n = nil, 0 // keep no reference to the borrowed frame
+	return err == nil
+}
+
 // lentFrame is a TxBuf over borrowed memory, for a NIC that is done with
 // it when Transmit returns (CapTxCopy): Release has nothing to give back.
 // Each ingress port has one; a port's ingress path is serialised, and the
@@ -206,10 +217,22 @@ func (np *nicPort) lend(x *ingress, frame, hdr []byte, rest int) bool {
 type lentFrame struct {
 	segs [2][]byte
 	nseg int
+	// gather, if not nil, is the frame instead of segs: a gather list
+	// of n bytes lent whole (nicPort.lendGather).
+	gather [][]byte
+	n      int
 }
 
-func (l *lentFrame) Segments() [][]byte { return l.segs[:l.nseg] }
+func (l *lentFrame) Segments() [][]byte {
+	if l.gather != nil {
+		return l.gather
+	}
+	return l.segs[:l.nseg]
+}
 func (l *lentFrame) Len() int {
+	if l.gather != nil {
+		return l.n
+	}
 	n := 0
 	for _, s := range l.segs[:l.nseg] {
 		n += len(s)

@@ -589,3 +589,109 @@ type nullHandler struct{}
 
 func (nullHandler) Receive([]byte)             {}
 func (nullHandler) LinkChanged(gnet.LinkState) {}
+
+// TestHostTransmitLendsGatherList: a frame the host sends to a station
+// known on a port whose NIC copies and gathers (pcnet) is lent to that
+// NIC as the sender's own gather list, with the counters Input keeps and
+// no allocation; a frame to a station behind a NIC that does not gather,
+// to an unknown station, or tagged on egress takes Input's path, from the
+// host port's buffer.
+func TestHostTransmitLendsGatherList(t *testing.T) {
+	b, _ := New(Config{MAC: brMAC})
+	hn, err := b.AddHostPort(PortVLANs{PVID: 1, Untagged: []uint16{1}, Tagged: []uint16{2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hn.Start(nullHandler{}); err != nil {
+		t.Fatal(err)
+	}
+	gat, flat := &copyNIC{caps: gnet.CapScatterGather}, &copyNIC{}
+	pg, err := b.AttachNIC(gat, DefaultVLANs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.AttachNIC(flat, DefaultVLANs); err != nil {
+		t.Fatal(err)
+	}
+	gat.h.Receive(frame(bcast, stA, -1, 0, 46))  // stA is behind gat
+	flat.h.Receive(frame(bcast, stB, -1, 0, 46)) // stB behind flat
+	gat.n, flat.n = 0, 0
+
+	hs := b.PortStats(hn.port)
+	fwd, tx := hs.Forwarded.Load(), b.PortStats(pg).TxFrames.Load()
+	f := frame(stA, brMAC, -1, 0, 300)
+	segs := [][]byte{append([]byte{}, f[:54]...), append([]byte{}, f[54:200]...), append([]byte{}, f[200:]...)}
+	g := &listTx{segs: segs}
+	if err := hn.Transmit(g); err != nil {
+		t.Fatal(err)
+	}
+	if gat.n != 1 || flat.n != 0 || !bytes.Equal(gat.last, f) || g.released != 1 {
+		t.Fatalf("sent %d/%d frames (want 1/0), released %d times", gat.n, flat.n, g.released)
+	}
+	if gat.lent != &segs[0][0] || gat.segs != 3 {
+		t.Fatalf("not lent the sender's gather list: %d segments, own memory %v", gat.segs, gat.lent == &segs[0][0])
+	}
+	if hs.Forwarded.Load() != fwd+1 || b.PortStats(pg).TxFrames.Load() != tx+1 {
+		t.Fatal("the lent frame was not counted as forwarded and sent")
+	}
+	if hn.b.ports[hn.port].rx.lent.gather != nil {
+		t.Fatal("the bridge kept a reference to the lent gather list")
+	}
+	if a := testing.AllocsPerRun(100, func() {
+		g.released = 0
+		_ = hn.Transmit(g)
+	}); a != 0 && !raceEnabled {
+		t.Fatalf("%v allocations per frame lent from the host", a)
+	}
+
+	// Not lent as the sender's list: the NIC does not gather, the station
+	// is unknown (flooded), or the egress tags the frame.
+	for _, c := range []struct {
+		name     string
+		dst      gnet.MAC
+		vlans    PortVLANs
+		gat, flt int
+	}{
+		{"no gather", stB, DefaultVLANs, 0, 1},
+		{"unknown", stC, DefaultVLANs, 1, 1},
+		{"tagged egress", stA, PortVLANs{PVID: 1, Tagged: []uint16{1}}, 1, 0},
+	} {
+		if err := b.SetVLANs(pg, c.vlans); err != nil {
+			t.Fatal(err)
+		}
+		gat.h.Receive(frame(bcast, stA, -1, 0, 46)) // the VLAN change forgot stA
+		gat.n, flat.n = 0, 0
+		f := frame(c.dst, brMAC, -1, 0, 300)
+		segs := [][]byte{append([]byte{}, f[:54]...), append([]byte{}, f[54:]...)}
+		if err := hn.Transmit(&listTx{segs: segs}); err != nil {
+			t.Fatal(err)
+		}
+		if gat.n != c.gat || flat.n != c.flt {
+			t.Fatalf("%s: sent %d/%d frames, want %d/%d", c.name, gat.n, flat.n, c.gat, c.flt)
+		}
+		for _, n := range []*copyNIC{gat, flat} {
+			if n.n == 1 && n.lent == &segs[0][0] {
+				t.Fatalf("%s: lent the sender's gather list", c.name)
+			}
+		}
+		if c.name == "tagged egress" && (len(gat.last) != len(f)+4 || gat.last[12] != 0x81) {
+			t.Fatalf("tagged egress: % x", gat.last[:16])
+		}
+	}
+}
+
+// listTx is a TxBuf of any number of segments.
+type listTx struct {
+	segs     [][]byte
+	released int
+}
+
+func (g *listTx) Segments() [][]byte { return g.segs }
+func (g *listTx) Len() int {
+	n := 0
+	for _, s := range g.segs {
+		n += len(s)
+	}
+	return n
+}
+func (g *listTx) Release() { g.released++ }
