@@ -101,6 +101,12 @@
 // records that TxReady is owed before its last look at the ring, so a
 // completion in between cannot lose the wakeup.
 //
+// A NIC announces new frames to the hardware with a doorbell (a register
+// write; on QEMU every one is also an exit to the device model). A NIC
+// that implements TxBatcher lets a caller sending a burst ring it once:
+// the frames Transmit accepts between TxBatchBegin and TxBatchEnd may
+// wait for the doorbell until TxBatchEnd (Linux's xmit_more).
+//
 // # The shape of a driver
 //
 // Every MAC driver (arge, pcnet) has the same shape, so a board wires any
@@ -327,6 +333,20 @@ type RxBuf interface {
 // TxReady only delays queued frames until the next transmit.
 type TxWaker interface {
 	TxReady()
+}
+
+// TxBatcher is a NIC that can announce a burst of frames to the hardware
+// at once. Between TxBatchBegin and TxBatchEnd, always both and from one
+// goroutine, Transmit may queue the frames it accepts without ringing the
+// doorbell (the driver may still ring early, to keep its ring from
+// filling with frames the hardware was not told about); TxBatchEnd rings
+// it for every frame still waiting. Batches of several callers may
+// overlap, so a NIC counts them. The netstack Endpoint wraps the frames
+// it cuts from one offloaded TCP packet in a batch; a wrapper NIC (br-lan's
+// host port, a routing interface) relays its batches to the NICs below.
+type TxBatcher interface {
+	TxBatchBegin()
+	TxBatchEnd()
 }
 
 // NIC is the contract every gowrt Ethernet driver implements.

@@ -554,3 +554,67 @@ func BenchmarkTransmit(b *testing.B) {
 		}
 	}
 }
+
+// TestTxBatchRingsOnce: against a chip that sends only what its doorbell
+// announced (TxOnDemand), frames transmitted in a batch (net.TxBatcher)
+// wait, unannounced, until TxBatchEnd rings once for all of them; a
+// longer batch rings early every txBatch frames, so the ring never fills
+// with frames the chip was not told about; outside a batch a frame goes
+// out without anyone ending anything.
+func TestTxBatchRingsOnce(t *testing.T) {
+	for _, be := range []bool{false, true} {
+		// No link poll: its watchdog would run service passes, whose ends
+		// ring owed doorbells (rightly) and blur the count.
+		r := newRigChip(t, 3, be, wrong{}, hwsim.ControllerConfig{Name: "i8259", Lines: 16}, pcnetsim.Config{TxOnDemand: true}, nil,
+			func(c *Config) { c.TxRing, c.LinkPoll = 64, time.Hour })
+		doorbells := func() (n uint64) { r.sys.Do(func() { n = r.chip.Doorbells }); return n }
+		sent := func(want int) {
+			t.Helper()
+			for i := 0; i < want; i++ {
+				select {
+				case <-r.sent:
+				case <-time.After(5 * time.Second):
+					t.Fatalf("the chip sent %d of %d frames (%d doorbells; %s)", i, want, doorbells(), r.nic.State())
+				}
+			}
+		}
+		released := 0
+		d0 := doorbells()
+		r.nic.TxBatchBegin()
+		const n = 10 // below txBatch (16 for 64 descriptors)
+		for i := 0; i < n; i++ {
+			r.send(t, frame(i, 100), &released)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if d := doorbells() - d0; d != 0 || len(r.sent) != 0 {
+			t.Fatalf("within a batch: %d doorbells, %d frames sent before its end", d, len(r.sent))
+		}
+		r.nic.TxBatchEnd()
+		sent(n)
+		if d := doorbells() - d0; d != 1 {
+			t.Fatalf("a batch of %d frames rang %d times, want once", n, d)
+		}
+
+		// 40 frames: rung at the 16th and 32nd (or at the end of a
+		// service pass for TX completions meanwhile), the rest at the end.
+		d0 = doorbells()
+		r.nic.TxBatchBegin()
+		for i := 0; i < 40; i++ {
+			r.send(t, frame(i, 100), &released)
+		}
+		r.nic.TxBatchEnd()
+		sent(40)
+		if d := doorbells() - d0; d < 2 || d > 10 {
+			t.Fatalf("a batch of 40 frames rang %d times", d)
+		}
+
+		for i := 0; i < 5; i++ {
+			r.send(t, frame(i, 100), &released)
+			sent(1)
+		}
+		for _, m := range r.misuses(t) {
+			t.Error(m)
+		}
+		r.close()
+	}
+}

@@ -403,6 +403,9 @@ type Bridge struct {
 	// from memory the sender reuses right after: the host port's
 	// Transmit then needs no buffer of its own.
 	keepers atomic.Int32
+	// batchers are the NIC ports' NICs that batch doorbells
+	// (net.TxBatcher), which the host port's batches span.
+	batchers atomic.Pointer[[]gnet.TxBatcher]
 
 	floodRate, floodBurst int64 // storm control; rate 0 = off
 
@@ -491,6 +494,16 @@ func (b *Bridge) AddPort(l Link, v PortVLANs) (int, error) {
 	b.ports[n] = &port{link: l, keeper: k}
 	if keepsFrames(l) {
 		b.keepers.Add(1)
+	}
+	if np, ok := l.(*nicPort); ok {
+		if tb, ok := np.nic.(gnet.TxBatcher); ok {
+			var bs []gnet.TxBatcher
+			if old := b.batchers.Load(); old != nil {
+				bs = append(bs, *old...)
+			}
+			bs = append(bs, tb)
+			b.batchers.Store(&bs)
+		}
 	}
 	if isHost {
 		b.ports[n].host = hl.n

@@ -51,6 +51,12 @@ type HostNIC struct {
 	txMu   sync.Mutex           // serialises Input for the host port
 	txFlat [gnet.RxBufSize]byte // Transmit's frame, when no port keeps frames; guarded by txMu
 
+	// The transmit batch open on the NIC ports (net.TxBatcher): the
+	// ports it began on, ended by the end of the last overlapping one.
+	batchMu    sync.Mutex
+	batch      []gnet.TxBatcher
+	batchDepth int
+
 	// RxNoHandler counts frames for the host before Start or after Stop.
 	RxNoHandler atomic.Uint64
 }
@@ -118,7 +124,10 @@ func (b *Bridge) AddHostPort(v PortVLANs) (*HostNIC, error) {
 // Port returns the host port's number.
 func (n *HostNIC) Port() int { return n.port }
 
-var _ gnet.NIC = (*HostNIC)(nil)
+var (
+	_ gnet.NIC       = (*HostNIC)(nil)
+	_ gnet.TxBatcher = (*HostNIC)(nil)
+)
 
 // MACAddress implements net.NIC: the host port uses the bridge's MAC.
 func (n *HostNIC) MACAddress() gnet.MAC { return n.b.mac }
@@ -207,6 +216,38 @@ func (n *HostNIC) Transmit(tb gnet.TxBuf) error {
 	err := n.TransmitView(v)
 	v.Release()
 	return err
+}
+
+// TxBatchBegin implements net.TxBatcher: a batch of the host's frames is
+// a batch on every NIC port that batches, as any of them may send one.
+// Overlapping batches make one, ended with the last of them on the ports
+// it began on (a port attached meanwhile is not in it).
+func (n *HostNIC) TxBatchBegin() {
+	n.batchMu.Lock()
+	defer n.batchMu.Unlock()
+	if n.batchDepth == 0 {
+		if bs := n.b.batchers.Load(); bs != nil {
+			n.batch = *bs
+		}
+		for _, b := range n.batch {
+			b.TxBatchBegin()
+		}
+	}
+	n.batchDepth++
+}
+
+// TxBatchEnd implements net.TxBatcher.
+func (n *HostNIC) TxBatchEnd() {
+	n.batchMu.Lock()
+	n.batchDepth--
+	var end []gnet.TxBatcher
+	if n.batchDepth == 0 {
+		end, n.batch = n.batch, nil
+	}
+	n.batchMu.Unlock()
+	for _, b := range end {
+		b.TxBatchEnd()
+	}
 }
 
 // TransmitView sends the frame in v into the bridge from the host port

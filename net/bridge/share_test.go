@@ -695,3 +695,57 @@ func (g *listTx) Len() int {
 	return n
 }
 func (g *listTx) Release() { g.released++ }
+
+// batchCopyNIC is a copyNIC that batches its doorbells (net.TxBatcher)
+// and counts the batches open on it.
+type batchCopyNIC struct {
+	copyNIC
+	open, begun int
+}
+
+func (n *batchCopyNIC) TxBatchBegin() { n.open++; n.begun++ }
+func (n *batchCopyNIC) TxBatchEnd()   { n.open-- }
+
+// TestHostBatchSpansPorts: a transmit batch on the host port (the
+// router's stack sending a burst) is a batch on every NIC port that
+// batches; overlapping batches make one, ended by the last; a port
+// attached during a batch is not ended without having begun.
+func TestHostBatchSpansPorts(t *testing.T) {
+	b, _ := New(Config{MAC: brMAC})
+	hn, err := b.AddHostPort(DefaultVLANs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hn.Start(nullHandler{}); err != nil {
+		t.Fatal(err)
+	}
+	var tb gnet.TxBatcher = hn
+	b1, b2, plain := &batchCopyNIC{}, &batchCopyNIC{}, &copyNIC{}
+	for _, n := range []gnet.NIC{b1, plain, b2} {
+		if _, err := b.AttachNIC(n, DefaultVLANs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb.TxBatchBegin()
+	tb.TxBatchBegin() // a second sender's, overlapping
+	if b1.open != 1 || b2.open != 1 {
+		t.Fatalf("batches open on the ports: %d, %d; want 1 each", b1.open, b2.open)
+	}
+	late := &batchCopyNIC{}
+	if _, err := b.AttachNIC(late, DefaultVLANs); err != nil {
+		t.Fatal(err)
+	}
+	tb.TxBatchEnd()
+	if b1.open != 1 {
+		t.Fatal("the first end closed a batch another sender still has open")
+	}
+	tb.TxBatchEnd()
+	if b1.open != 0 || b2.open != 0 || late.open != 0 || late.begun != 0 {
+		t.Fatalf("after the last end: open %d, %d, late port %d (begun %d)", b1.open, b2.open, late.open, late.begun)
+	}
+	tb.TxBatchBegin()
+	tb.TxBatchEnd()
+	if late.begun != 1 || late.open != 0 {
+		t.Fatalf("the late port is not in the next batch: begun %d, open %d", late.begun, late.open)
+	}
+}

@@ -714,3 +714,36 @@ func TestIsLocalFollowsAddresses(t *testing.T) {
 		t.Error("after the WAN address was removed: its address still local, or the LAN's not")
 	}
 }
+
+// batchSinkNIC is a sinkNIC that batches its doorbells (net.TxBatcher).
+type batchSinkNIC struct {
+	sinkNIC
+	open, begun int
+}
+
+func (n *batchSinkNIC) TxBatchBegin() { n.open++; n.begun++ }
+func (n *batchSinkNIC) TxBatchEnd()   { n.open-- }
+
+// TestIfaceRelaysTxBatch: the stack's transmit batch on an interface is
+// the lower NIC's, when that batches (net.TxBatcher); over one that does
+// not, a batch is nothing.
+func TestIfaceRelaysTxBatch(t *testing.T) {
+	g := newRig(t)
+	lower := &batchSinkNIC{sinkNIC: sinkNIC{mac: lanMAC}}
+	i, err := g.f.AddIface(IfaceConfig{Name: "vpn", NIC: lower})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b gnet.TxBatcher = i
+	b.TxBatchBegin()
+	if lower.open != 1 {
+		t.Fatalf("%d batches open on the lower NIC, want 1", lower.open)
+	}
+	b.TxBatchEnd()
+	if lower.open != 0 || lower.begun != 1 {
+		t.Fatalf("lower NIC: %d open, %d begun", lower.open, lower.begun)
+	}
+	var plain gnet.TxBatcher = g.lan // over a sinkNIC, which does not batch
+	plain.TxBatchBegin()
+	plain.TxBatchEnd()
+}

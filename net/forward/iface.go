@@ -120,10 +120,11 @@ type viewTransmitter interface {
 }
 
 var (
-	_ gnet.NIC     = (*Iface)(nil)
-	_ gnet.Handler = (*Iface)(nil)
-	_ viewHandler  = (*Iface)(nil)
-	_ gnet.TxWaker = (*Iface)(nil)
+	_ gnet.NIC       = (*Iface)(nil)
+	_ gnet.Handler   = (*Iface)(nil)
+	_ viewHandler    = (*Iface)(nil)
+	_ gnet.TxWaker   = (*Iface)(nil)
+	_ gnet.TxBatcher = (*Iface)(nil)
 )
 
 // AddIface adds an interface. Interfaces are added before traffic flows;
@@ -274,6 +275,21 @@ func (i *Iface) Stop() {
 	i.hmu.Lock()
 	i.upper, i.upView, i.upPass = nil, nil, nil
 	i.hmu.Unlock()
+}
+
+// TxBatchBegin implements net.TxBatcher: the batch is the lower NIC's,
+// if it batches.
+func (i *Iface) TxBatchBegin() {
+	if b, ok := i.lower.(gnet.TxBatcher); ok {
+		b.TxBatchBegin()
+	}
+}
+
+// TxBatchEnd implements net.TxBatcher.
+func (i *Iface) TxBatchEnd() {
+	if b, ok := i.lower.(gnet.TxBatcher); ok {
+		b.TxBatchEnd()
+	}
 }
 
 // Transmit implements net.NIC: the stack's frames go to the lower NIC,

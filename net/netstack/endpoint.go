@@ -53,8 +53,9 @@ type Stats struct {
 // gVisor NIC (which, as Linux does on carrier loss, flushes its neighbour
 // cache) and carrier gain enables it again; addresses and routes are kept.
 type Endpoint struct {
-	nic  gnet.NIC
-	caps gnet.Capabilities
+	nic     gnet.NIC
+	caps    gnet.Capabilities
+	batcher gnet.TxBatcher // nic, if it batches doorbells
 
 	mu         sync.RWMutex
 	dispatcher stack.NetworkDispatcher
@@ -156,6 +157,7 @@ func NewEndpointOptions(nic gnet.NIC, o Options) (*Endpoint, error) {
 		gso:             !o.NoSegmentationOffload,
 		coalesce:        !o.NoReceiveCoalescing,
 	}
+	e.batcher, _ = nic.(gnet.TxBatcher)
 	e.linkUp.Store(nic.Link().Up)
 	return e, nil
 }
@@ -555,11 +557,17 @@ func (e *Endpoint) SetOnCloseAction(f func()) {
 // and ErrNoBufferSpace is returned so the stack accounts for it
 // (transports retransmit). A packet offloaded for segmentation is cut into
 // frames here (gso.go), each of which counts as a frame; one that cannot be
-// cut counts once, in TxErrors.
+// cut counts once, in TxErrors. More than one frame to send is a batch
+// for a NIC that batches its doorbells (net.TxBatcher), rung once at the
+// end.
 func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) {
 	list := pkts.AsSlice()
 	max := int(e.MTU()) + gnet.EthHeaderLen
 	sg := e.caps&gnet.CapScatterGather != 0
+	if e.batcher != nil && burst(list) {
+		e.batcher.TxBatchBegin()
+		defer e.batcher.TxBatchEnd() // after the unlock below
+	}
 	e.txMu.Lock()
 	defer e.txMu.Unlock()
 	e.drainLocked()
@@ -583,6 +591,17 @@ func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) 
 		}
 	}
 	return len(list), nil
+}
+
+// burst reports whether list makes more than one frame: more than one
+// packet, or one offloaded packet of more than one segment. A single
+// frame (most often a pure ACK) does not pay for a batch.
+func burst(list []*stack.PacketBuffer) bool {
+	if len(list) != 1 {
+		return len(list) > 1
+	}
+	p := list[0]
+	return gsoType(p) && p.Data().Size() > int(p.GSOOptions.MSS)
 }
 
 // errOversize is a packet longer than the MTU that was not offloaded.
@@ -669,6 +688,10 @@ func (e *Endpoint) Queued() int {
 // TxReady implements TxWaker: move queued frames into the freed
 // descriptors.
 func (e *Endpoint) TxReady() {
+	if e.batcher != nil {
+		e.batcher.TxBatchBegin()
+		defer e.batcher.TxBatchEnd()
+	}
 	e.txMu.Lock()
 	e.drainLocked()
 	e.txMu.Unlock()

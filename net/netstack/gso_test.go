@@ -435,3 +435,56 @@ func benchWrite(b *testing.B, c gsoCase, packets int) {
 func onesSumFast(p *stack.PacketBuffer) uint16 {
 	return p.Data().Checksum()
 }
+
+// batchNIC is a frameNIC that batches its doorbells (net.TxBatcher) and
+// logs the calls: "[" a batch's begin, "]" its end, "f" a frame.
+type batchNIC struct {
+	frameNIC
+	log   []byte
+	depth int
+}
+
+func (n *batchNIC) TxBatchBegin() { n.depth++; n.log = append(n.log, '[') }
+func (n *batchNIC) TxBatchEnd()   { n.depth--; n.log = append(n.log, ']') }
+func (n *batchNIC) Transmit(tb gnet.TxBuf) error {
+	err := n.frameNIC.Transmit(tb)
+	if err == nil {
+		n.log = append(n.log, 'f')
+	}
+	return err
+}
+
+// TestSegmentOffloadBatches: the frames cut from one offloaded packet go
+// to a NIC that batches its doorbells (net.TxBatcher) in one batch; a
+// lone frame (a pure ACK) goes without one; frames queued behind a full
+// ring are drained in a batch too, and every batch is ended.
+func TestSegmentOffloadBatches(t *testing.T) {
+	nic := &batchNIC{frameNIC: frameNIC{caps: gnet.CapScatterGather, mtu: 1500}}
+	e, err := NewEndpoint(nic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(c gsoCase) {
+		t.Helper()
+		pkt, _ := c.build(rand.New(rand.NewSource(4)))
+		var l stack.PacketBufferList
+		l.PushBack(pkt)
+		if n, err := e.WritePackets(l); n != 1 || err != nil {
+			t.Fatalf("WritePackets = %d, %v", n, err)
+		}
+		pkt.DecRef()
+	}
+	write(gsoCase{mss: 1000, views: []int{4500}, flags: header.TCPFlagAck})
+	write(gsoCase{mss: 1000, views: []int{}, flags: header.TCPFlagAck})
+	if got := string(nic.log); got != "[fffff]f" {
+		t.Fatalf("calls %q, want one batch of the 5 frames, then the ACK alone", got)
+	}
+
+	nic.log, nic.full = nil, len(nic.frames)+2
+	write(gsoCase{mss: 1000, views: []int{4500}, flags: header.TCPFlagAck})
+	nic.full = 0
+	e.TxReady()
+	if got := string(nic.log); got != "[ff][fff]" || e.Queued() != 0 || nic.depth != 0 {
+		t.Fatalf("calls %q (%d queued, %d batches open), want the queued three drained in a batch", got, e.Queued(), nic.depth)
+	}
+}

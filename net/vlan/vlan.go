@@ -240,6 +240,7 @@ var (
 	_ gnet.NIC           = (*Port)(nil)
 	_ gnet.TxBuf         = (*txFrame)(nil)
 	_ gnet.CounterReader = (*Port)(nil)
+	_ gnet.TxBatcher     = (*Port)(nil)
 )
 
 // Receive implements gnet.Handler: demultiplex by VID, untag, deliver.
@@ -331,6 +332,21 @@ type Port struct {
 	txOwed  atomic.Bool // refused with ErrTxFull: owe the handler a TxReady
 
 	Stats PortStats
+}
+
+// TxBatchBegin implements net.TxBatcher: the batch is the parent's, if
+// it batches.
+func (p *Port) TxBatchBegin() {
+	if b, ok := p.t.parent.(gnet.TxBatcher); ok {
+		b.TxBatchBegin()
+	}
+}
+
+// TxBatchEnd implements net.TxBatcher.
+func (p *Port) TxBatchEnd() {
+	if b, ok := p.t.parent.(gnet.TxBatcher); ok {
+		b.TxBatchEnd()
+	}
 }
 
 // VID is the child's VLAN ID.

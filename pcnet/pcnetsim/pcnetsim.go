@@ -113,6 +113,7 @@ type Chip struct {
 	Sent, Received uint64
 	Missed         uint64
 	Filtered       uint64 // unicast frames for other stations (not promiscuous)
+	Doorbells      uint64 // CSR0 writes with TDMD (transmit demand)
 }
 
 // New returns a chip with its link up, in the reset state.
@@ -270,6 +271,7 @@ func (c *Chip) writeCSR(r, v uint16) {
 	}
 	if v&c0TDMD != 0 {
 		c0 |= c0TDMD
+		c.Doorbells++
 	}
 	c.csr[0] = c0
 	c.irq()
