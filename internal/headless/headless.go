@@ -38,7 +38,11 @@ func Start(profileDir string, timeout time.Duration, output io.Writer) (*Browser
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.WindowSize(1280, 1000), chromedp.UserDataDir(profileDir))
+		chromedp.WindowSize(1280, 1000), chromedp.UserDataDir(profileDir),
+		// Chromium's own scratch files (org.chromium.Chromium.*) go with
+		// the profile, which the caller removes, instead of piling up in
+		// /tmp, one per run.
+		chromedp.Env("TMPDIR="+profileDir))
 	if output != nil {
 		opts = append(opts, chromedp.CombinedOutput(output))
 	}
