@@ -618,3 +618,33 @@ func TestTxBatchRingsOnce(t *testing.T) {
 		r.close()
 	}
 }
+
+// TestCSR0AccessesKeepRAP: the hot path's register accesses, all to CSR0
+// (the doorbell, an interrupt's status and acknowledge), write the RAP
+// only when another register was selected since: each port access is an
+// exit into QEMU's device model. The RAP is still rewritten whenever the
+// driver selects another register (the other tests' link polls read
+// BCR4 between CSR0 accesses, and fail if it is not).
+func TestCSR0AccessesKeepRAP(t *testing.T) {
+	r := newRigChip(t, 5, false, wrong{}, hwsim.ControllerConfig{Name: "i8259", Lines: 16}, pcnetsim.Config{}, nil,
+		func(c *Config) { c.LinkPoll = time.Hour })
+	raps := func() (n uint64) { r.sys.Do(func() { n = r.chip.RAPWrites }); return n }
+	_ = r.nic.csr(csr0)
+	before := raps()
+	released := 0
+	for i := 0; i < 20; i++ {
+		r.send(t, frame(i, 200), &released)
+		select {
+		case <-r.sent:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("frame %d not sent", i)
+		}
+	}
+	if n := raps() - before; n != 0 {
+		t.Fatalf("%d RAP writes for 20 frames and their interrupts, all CSR0", n)
+	}
+	_ = r.nic.bcr(bcr4)
+	if n := raps() - before; n != 1 {
+		t.Fatalf("%d RAP writes after selecting BCR4, want 1", n)
+	}
+}

@@ -114,6 +114,7 @@ type Chip struct {
 	Missed         uint64
 	Filtered       uint64 // unicast frames for other stations (not promiscuous)
 	Doorbells      uint64 // CSR0 writes with TDMD (transmit demand)
+	RAPWrites      uint64 // register address port writes
 }
 
 // New returns a chip with its link up, in the reset state.
@@ -128,6 +129,7 @@ func New(sys *hwsim.System, ctl *hwsim.Controller, cfg Config) *Chip {
 func (c *Chip) Map(name string) *hwsim.Region { return c.sys.Bus.Map(name, 0x20, c) }
 
 func (c *Chip) reset() {
+	c.rap = 0 // S_RESET clears it (QEMU hw/net/pcnet.c, pcnet_s_reset)
 	c.csr = [128]uint16{}
 	c.csr[0] = c0STOP
 	c.csr[88], c.csr[89] = 0x1003, 0x0262 // part 0x2621: Am79C970A
@@ -225,6 +227,7 @@ func (c *Chip) WriteReg(off uint32, width int, v uint32) {
 	switch off {
 	case rRAP:
 		c.rap = uint16(v) & 0x7f
+		c.RAPWrites++
 	case rRDP:
 		c.writeCSR(c.rap, uint16(v))
 	case rBDP:
