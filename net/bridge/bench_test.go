@@ -287,14 +287,7 @@ func BenchmarkHostTransmit(b *testing.B) {
 	for _, n := range benchSizes {
 		for _, mode := range []string{"lent", "flat"} {
 			b.Run(fmt.Sprintf("%s/%d", mode, n), func(b *testing.B) {
-				br, _ := New(Config{MAC: brMAC})
-				hn, err := br.AddHostPort(DefaultVLANs)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := hn.Start(nullHandler{}); err != nil {
-					b.Fatal(err)
-				}
+				br, hn := startedHost(b, DefaultVLANs)
 				out := &copyNIC{}
 				if mode == "lent" {
 					out.caps = gnet.CapScatterGather

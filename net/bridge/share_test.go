@@ -10,6 +10,7 @@ import (
 	"time"
 
 	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/nictest"
 	"gvisor.dev/gvisor/pkg/buffer"
 )
 
@@ -529,14 +530,7 @@ func (g *gatherTx) Release() {
 // is added, that port gets a buffer of its own, which later frames from
 // the host leave intact.
 func TestHostTransmitBorrowsWithoutKeepers(t *testing.T) {
-	b, _ := New(Config{MAC: brMAC})
-	hn, err := b.AddHostPort(DefaultVLANs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := hn.Start(nullHandler{}); err != nil {
-		t.Fatal(err)
-	}
+	b, hn := startedHost(t, DefaultVLANs)
 	c1, c2 := &copyNIC{caps: gnet.CapScatterGather}, &copyNIC{}
 	for _, n := range []*copyNIC{c1, c2} {
 		if _, err := b.AttachNIC(n, DefaultVLANs); err != nil {
@@ -585,6 +579,23 @@ func TestHostTransmitBorrowsWithoutKeepers(t *testing.T) {
 	keeper.complete()
 }
 
+// startedHost returns a bridge with a started host port of membership v.
+func startedHost(t testing.TB, v PortVLANs) (*Bridge, *HostNIC) {
+	t.Helper()
+	b, err := New(Config{MAC: brMAC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hn, err := b.AddHostPort(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hn.Start(nullHandler{}); err != nil {
+		t.Fatal(err)
+	}
+	return b, hn
+}
+
 type nullHandler struct{}
 
 func (nullHandler) Receive([]byte)             {}
@@ -597,14 +608,7 @@ func (nullHandler) LinkChanged(gnet.LinkState) {}
 // to an unknown station, or tagged on egress takes Input's path, from the
 // host port's buffer.
 func TestHostTransmitLendsGatherList(t *testing.T) {
-	b, _ := New(Config{MAC: brMAC})
-	hn, err := b.AddHostPort(PortVLANs{PVID: 1, Untagged: []uint16{1}, Tagged: []uint16{2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := hn.Start(nullHandler{}); err != nil {
-		t.Fatal(err)
-	}
+	b, hn := startedHost(t, PortVLANs{PVID: 1, Untagged: []uint16{1}, Tagged: []uint16{2}})
 	gat, flat := &copyNIC{caps: gnet.CapScatterGather}, &copyNIC{}
 	pg, err := b.AttachNIC(gat, DefaultVLANs)
 	if err != nil {
@@ -700,25 +704,15 @@ func (g *listTx) Release() { g.released++ }
 // and counts the batches open on it.
 type batchCopyNIC struct {
 	copyNIC
-	open, begun int
+	nictest.BatchCounter
 }
-
-func (n *batchCopyNIC) TxBatchBegin() { n.open++; n.begun++ }
-func (n *batchCopyNIC) TxBatchEnd()   { n.open-- }
 
 // TestHostBatchSpansPorts: a transmit batch on the host port (the
 // router's stack sending a burst) is a batch on every NIC port that
 // batches; overlapping batches make one, ended by the last; a port
 // attached during a batch is not ended without having begun.
 func TestHostBatchSpansPorts(t *testing.T) {
-	b, _ := New(Config{MAC: brMAC})
-	hn, err := b.AddHostPort(DefaultVLANs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := hn.Start(nullHandler{}); err != nil {
-		t.Fatal(err)
-	}
+	b, hn := startedHost(t, DefaultVLANs)
 	var tb gnet.TxBatcher = hn
 	b1, b2, plain := &batchCopyNIC{}, &batchCopyNIC{}, &copyNIC{}
 	for _, n := range []gnet.NIC{b1, plain, b2} {
@@ -728,24 +722,24 @@ func TestHostBatchSpansPorts(t *testing.T) {
 	}
 	tb.TxBatchBegin()
 	tb.TxBatchBegin() // a second sender's, overlapping
-	if b1.open != 1 || b2.open != 1 {
-		t.Fatalf("batches open on the ports: %d, %d; want 1 each", b1.open, b2.open)
+	if b1.Open != 1 || b2.Open != 1 {
+		t.Fatalf("batches open on the ports: %d, %d; want 1 each", b1.Open, b2.Open)
 	}
 	late := &batchCopyNIC{}
 	if _, err := b.AttachNIC(late, DefaultVLANs); err != nil {
 		t.Fatal(err)
 	}
 	tb.TxBatchEnd()
-	if b1.open != 1 {
+	if b1.Open != 1 {
 		t.Fatal("the first end closed a batch another sender still has open")
 	}
 	tb.TxBatchEnd()
-	if b1.open != 0 || b2.open != 0 || late.open != 0 || late.begun != 0 {
-		t.Fatalf("after the last end: open %d, %d, late port %d (begun %d)", b1.open, b2.open, late.open, late.begun)
+	if b1.Open != 0 || b2.Open != 0 || late.Open != 0 || late.Begun != 0 {
+		t.Fatalf("after the last end: open %d, %d, late port %d (begun %d)", b1.Open, b2.Open, late.Open, late.Begun)
 	}
 	tb.TxBatchBegin()
 	tb.TxBatchEnd()
-	if late.begun != 1 || late.open != 0 {
-		t.Fatalf("the late port is not in the next batch: begun %d, open %d", late.begun, late.open)
+	if late.Begun != 1 || late.Open != 0 {
+		t.Fatalf("the late port is not in the next batch: begun %d, open %d", late.Begun, late.Open)
 	}
 }

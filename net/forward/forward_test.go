@@ -11,6 +11,7 @@ import (
 	"github.com/gowrt/gowrt/config/uci"
 	gnet "github.com/gowrt/gowrt/net"
 	"github.com/gowrt/gowrt/net/firewall"
+	"github.com/gowrt/gowrt/net/nictest"
 )
 
 // sinkNIC is a lower NIC that records what it is asked to transmit,
@@ -718,11 +719,8 @@ func TestIsLocalFollowsAddresses(t *testing.T) {
 // batchSinkNIC is a sinkNIC that batches its doorbells (net.TxBatcher).
 type batchSinkNIC struct {
 	sinkNIC
-	open, begun int
+	nictest.BatchCounter
 }
-
-func (n *batchSinkNIC) TxBatchBegin() { n.open++; n.begun++ }
-func (n *batchSinkNIC) TxBatchEnd()   { n.open-- }
 
 // TestIfaceRelaysTxBatch: the stack's transmit batch on an interface is
 // the lower NIC's, when that batches (net.TxBatcher); over one that does
@@ -734,15 +732,7 @@ func TestIfaceRelaysTxBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b gnet.TxBatcher = i
-	b.TxBatchBegin()
-	if lower.open != 1 {
-		t.Fatalf("%d batches open on the lower NIC, want 1", lower.open)
-	}
-	b.TxBatchEnd()
-	if lower.open != 0 || lower.begun != 1 {
-		t.Fatalf("lower NIC: %d open, %d begun", lower.open, lower.begun)
-	}
+	nictest.CheckBatchRelay(t, i, &lower.BatchCounter)
 	var plain gnet.TxBatcher = g.lan // over a sinkNIC, which does not batch
 	plain.TxBatchBegin()
 	plain.TxBatchEnd()

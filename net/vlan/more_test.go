@@ -193,11 +193,8 @@ func newRigUnstarted(t *testing.T, pc nictest.Config, cfg vlan.Config) *rig {
 // batchNIC is a syncNIC that batches its doorbells (net.TxBatcher).
 type batchNIC struct {
 	syncNIC
-	open, begun int
+	nictest.BatchCounter
 }
-
-func (n *batchNIC) TxBatchBegin() { n.open++; n.begun++ }
-func (n *batchNIC) TxBatchEnd()   { n.open-- }
 
 // TestPortRelaysTxBatch: a child's transmit batch is its parent's, when
 // the parent batches (net.TxBatcher); over a parent that does not, a
@@ -209,15 +206,7 @@ func TestPortRelaysTxBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := tr.Port(2)
-	var b gnet.TxBatcher = p
-	b.TxBatchBegin()
-	if n.open != 1 {
-		t.Fatalf("%d batches open on the parent, want 1", n.open)
-	}
-	b.TxBatchEnd()
-	if n.open != 0 || n.begun != 1 {
-		t.Fatalf("parent: %d open, %d begun", n.open, n.begun)
-	}
+	nictest.CheckBatchRelay(t, p, &n.BatchCounter)
 	plain, err := vlan.New(&syncNIC{}, vlan.Config{VIDs: []uint16{1}})
 	if err != nil {
 		t.Fatal(err)
