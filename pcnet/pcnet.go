@@ -505,6 +505,10 @@ func (n *NIC) setCSR(r, v uint16) {
 	n.regMu.Lock()
 	defer n.regMu.Unlock()
 	n.selectReg(r)
+	// Whatever the RAP needed, a barrier before the write: the doorbell
+	// (TDMD) must reach the chip after the descriptor it announces, whose
+	// OWN store Transmit leaves without a barrier of its own.
+	n.regs.Barrier()
 	n.regs.Write16(regRDP, v)
 	n.regs.Barrier()
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gowrt/gowrt/barrier"
 	"github.com/gowrt/gowrt/busdma"
 	"github.com/gowrt/gowrt/hwsim"
 	"github.com/gowrt/gowrt/internal/wrongcode"
@@ -109,6 +111,11 @@ func newRigChip(t *testing.T, seed uint64, be bool, w wrong, cc hwsim.Controller
 		}
 		cfg.DMA = p
 	}
+	var lax *laxRegs
+	if w.regsNoBarriers {
+		lax = &laxRegs{Space: cfg.Regs}
+		cfg.Regs = lax
+	}
 	if w.noRescue {
 		// The watchdog runs from the link poll: one that never ticks
 		// while the test runs is a driver without it.
@@ -136,6 +143,9 @@ func newRigChip(t *testing.T, seed uint64, be bool, w wrong, cc hwsim.Controller
 	if err := start(nic); err != nil {
 		t.Fatal(err)
 	}
+	if lax != nil {
+		lax.drop.Store(true)
+	}
 	r.done.Add(1)
 	go func() { defer r.done.Done(); r.chip.Pump(r.stop) }()
 	t.Cleanup(r.close)
@@ -162,6 +172,22 @@ type wrong struct {
 	ringNoBarriers bool // descriptor-ring barriers dropped
 	noSync         bool // no cache maintenance: busdma syncs do nothing
 	noRescue       bool // the link-poll watchdog never runs
+	// regsNoBarriers drops the register-access barriers once the chip
+	// runs (before, the init sequence needs them): the doorbell may then
+	// pass the descriptor it announces.
+	regsNoBarriers bool
+}
+
+// laxRegs drops its Barrier calls once drop is set.
+type laxRegs struct {
+	barrier.Space
+	drop atomic.Bool
+}
+
+func (l *laxRegs) Barrier() {
+	if !l.drop.Load() {
+		l.Space.Barrier()
+	}
 }
 
 type txbuf struct {
@@ -647,4 +673,41 @@ func TestCSR0AccessesKeepRAP(t *testing.T) {
 	if n := raps() - before; n != 1 {
 		t.Fatalf("%d RAP writes after selecting BCR4, want 1", n)
 	}
+}
+
+// TestHazardDoorbellBeforeDescriptor: without the barrier before a
+// register write, the doorbell can reach a chip that sends only what a
+// doorbell announced (TxOnDemand) before the descriptor's OWN does: the
+// chip finds nothing to send, and the frame waits for good. The shipped
+// driver orders them (setCSR), so every frame goes out.
+func TestHazardDoorbellBeforeDescriptor(t *testing.T) {
+	stalls := func(w wrong, seed uint64) bool {
+		r := newRigChip(t, seed, false, w, hwsim.ControllerConfig{Name: "i8259", Lines: 16}, pcnetsim.Config{TxOnDemand: true}, nil,
+			func(c *Config) { c.LinkPoll = time.Hour })
+		defer r.close()
+		released := 0
+		for i := 0; i < 40; i++ {
+			r.send(t, frame(i, 100), &released)
+			select {
+			case <-r.sent:
+			case <-time.After(200 * time.Millisecond):
+				return true
+			}
+		}
+		return false
+	}
+	const seeds = 8
+	caught := 0
+	for seed := uint64(1); seed <= seeds; seed++ {
+		if stalls(wrong{}, seed) {
+			t.Fatalf("seed %d: the shipped driver lost a doorbell", seed)
+		}
+		if stalls(wrong{regsNoBarriers: true}, seed) {
+			caught++
+		}
+	}
+	if caught == 0 {
+		t.Fatalf("no stall under %d seeds without register barriers", seeds)
+	}
+	t.Logf("caught under %d of %d seeds", caught, seeds)
 }
