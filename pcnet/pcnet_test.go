@@ -231,6 +231,19 @@ func (r *rig) send(t *testing.T, f []byte, released *int) {
 	}
 }
 
+// sendOne transmits f and waits up to timeout for the chip to send a
+// frame; it reports whether one went out.
+func (r *rig) sendOne(t *testing.T, f []byte, released *int, timeout time.Duration) bool {
+	t.Helper()
+	r.send(t, f, released)
+	select {
+	case <-r.sent:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
 // missed is how many frames the chip missed (no free RX descriptor).
 func (r *rig) missed() (m int) {
 	r.sys.Do(func() { m = int(r.chip.Missed) })
@@ -659,10 +672,7 @@ func TestCSR0AccessesKeepRAP(t *testing.T) {
 	before := raps()
 	released := 0
 	for i := 0; i < 20; i++ {
-		r.send(t, frame(i, 200), &released)
-		select {
-		case <-r.sent:
-		case <-time.After(5 * time.Second):
+		if !r.sendOne(t, frame(i, 200), &released, 5*time.Second) {
 			t.Fatalf("frame %d not sent", i)
 		}
 	}
@@ -687,10 +697,7 @@ func TestHazardDoorbellBeforeDescriptor(t *testing.T) {
 		defer r.close()
 		released := 0
 		for i := 0; i < 40; i++ {
-			r.send(t, frame(i, 100), &released)
-			select {
-			case <-r.sent:
-			case <-time.After(200 * time.Millisecond):
+			if !r.sendOne(t, frame(i, 100), &released, 200*time.Millisecond) {
 				return true
 			}
 		}
