@@ -88,9 +88,12 @@ func TestHazardTokenFirst(t *testing.T) {
 
 // TestHazardMissingBarrier: the stores are in the right program order
 // but no barrier orders them; the posted token store overtakes the
-// buffer pointers.
+// buffer pointers. It is caught under about half the seeds, but under
+// -race and load a run of 8 seeds caught it under none about once in six
+// (CI, 2026-12-02): 16 seeds make that rare; why whole runs miss is not
+// understood yet.
 func TestHazardMissingBarrier(t *testing.T) {
-	hazard(t, wrong{noBarriers: true}, 8, mixed, hwsim.ModelRule, hwsim.BadDMAAddress)
+	hazard(t, wrong{noBarriers: true}, 16, mixed, hwsim.ModelRule, hwsim.BadDMAAddress)
 }
 
 // TestHazardMissingSync: no cache maintenance around the transfer
