@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +41,12 @@ const benchRAM = 64
 //     /init, serving the same Go code. linuxxfer makes the PCI interrupts
 //     level-triggered first, as gowrt does (see there why).
 //
+// The systems take turns for GOWRT_XFER_ROUNDS rounds (3 unless set), and
+// each figure is the median over the rounds: these are wall-clock rates,
+// and the host's load moves them by up to 2x between runs.
+// XferInstructionsMaltaLE compares the same transfers by instruction count,
+// which does not move.
+//
 // Debian has no big-endian MIPS kernel, so the comparison is little-endian
 // only. lanup-ms is QEMU start to the system's "LAN up" console line;
 // Linux's includes some 3 s of its zboot stub unpacking the xz-compressed
@@ -62,40 +70,79 @@ func BenchmarkXferMaltaLE(b *testing.B) {
 		b.Fatal(err)
 	}
 	initrd := linuxInitramfs(b, kdir)
+	rounds := 3
+	if v := os.Getenv("GOWRT_XFER_ROUNDS"); v != "" {
+		if rounds, err = strconv.Atoi(v); err != nil || rounds < 1 {
+			b.Fatalf("GOWRT_XFER_ROUNDS=%q: want a count of rounds", v)
+		}
+	}
 
 	// One system at a time: the machine has two cores, and a second QEMU
-	// would take CPU from the one being measured.
-	gowrt := startVM(b, ns, "router: board malta, LAN up",
-		qemu.Machine{Board: bd, Kernel: img, MemMiB: benchRAM, NIC: nic})
-	gwUp, gwDown := xferRate(b, ns, gowrt, "")
-	gwBulkUp, gwBulkDown := xferRate(b, ns, gowrt, "bulk")
-	gowrt.stop()
-	// Both systems answer at 192.168.1.1 from different MACs: forget
-	// gowrt's, or the first connection to Linux waits out a stale entry.
-	ns.Must(b, "ip", "neigh", "flush", "dev", tap)
-	linux := startVM(b, ns, "linuxxfer: LAN up",
-		qemu.Machine{Board: bd, Kernel: filepath.Join(kdir, "vmlinuz"), MemMiB: benchRAM, NIC: nic,
-			Append: "console=ttyS0 quiet", Extra: []string{"-initrd", initrd}})
-	lxUp, lxDown := xferRate(b, ns, linux, "")
-	lxBulkUp, lxBulkDown := xferRate(b, ns, linux, "bulk")
-	linux.stop()
-	b.Logf("linux console:\n%s", linux.console.String())
+	// would take CPU from the one being measured. The host's own load
+	// moves both systems' rates by up to 2x from one minute to the next,
+	// so the systems take turns, each booted afresh per round, and the
+	// figures are medians over the rounds: each system's rate, and the
+	// ratio within each round.
+	names := []string{"up", "down", "bulk-up", "bulk-down"}
+	gw, lx := map[string][]float64{}, map[string][]float64{}
+	var gwLanUp, lxLanUp []float64
+	measure := func(v *vm, into map[string][]float64) {
+		up, down := xferRate(b, ns, v, "")
+		bulkUp, bulkDown := xferRate(b, ns, v, "bulk")
+		for i, r := range []float64{up, down, bulkUp, bulkDown} {
+			into[names[i]] = append(into[names[i]], r)
+		}
+	}
+	for round := range rounds {
+		gowrt := startVM(b, ns, "router: board malta, LAN up",
+			qemu.Machine{Board: bd, Kernel: img, MemMiB: benchRAM, NIC: nic})
+		measure(gowrt, gw)
+		gowrt.stop()
+		// Both systems answer at 192.168.1.1 from different MACs: forget
+		// the other's, or the first connection waits out a stale entry.
+		ns.Must(b, "ip", "neigh", "flush", "dev", tap)
+		linux := startVM(b, ns, "linuxxfer: LAN up",
+			qemu.Machine{Board: bd, Kernel: filepath.Join(kdir, "vmlinuz"), MemMiB: benchRAM, NIC: nic,
+				Append: "console=ttyS0 quiet", Extra: []string{"-initrd", initrd}})
+		measure(linux, lx)
+		linux.stop()
+		ns.Must(b, "ip", "neigh", "flush", "dev", tap)
+		if round == 0 {
+			b.Logf("linux console:\n%s", linux.console.String())
+		}
+		gwLanUp = append(gwLanUp, float64(gowrt.lanUp.Milliseconds()))
+		lxLanUp = append(lxLanUp, float64(linux.lanUp.Milliseconds()))
+		var line []string
+		for _, n := range names {
+			g, l := gw[n][round], lx[n][round]
+			line = append(line, fmt.Sprintf("%s %.0f/%.0f=%.2f", n, g, l, g/l))
+		}
+		b.Logf("round %d, gowrt/linux Mbit/s: %s", round+1, strings.Join(line, ", "))
+	}
 
 	b.ReportMetric(0, "ns/op") // wall time per iteration means nothing here
-	b.ReportMetric(gwUp, "gowrt-up-Mbit/s")
-	b.ReportMetric(gwDown, "gowrt-down-Mbit/s")
-	b.ReportMetric(lxUp, "linux-up-Mbit/s")
-	b.ReportMetric(lxDown, "linux-down-Mbit/s")
-	b.ReportMetric(gwUp/lxUp, "gowrt/linux-up")
-	b.ReportMetric(gwDown/lxDown, "gowrt/linux-down")
-	b.ReportMetric(gwBulkUp, "gowrt-bulk-up-Mbit/s")
-	b.ReportMetric(gwBulkDown, "gowrt-bulk-down-Mbit/s")
-	b.ReportMetric(lxBulkUp, "linux-bulk-up-Mbit/s")
-	b.ReportMetric(lxBulkDown, "linux-bulk-down-Mbit/s")
-	b.ReportMetric(gwBulkUp/lxBulkUp, "gowrt/linux-bulk-up")
-	b.ReportMetric(gwBulkDown/lxBulkDown, "gowrt/linux-bulk-down")
-	b.ReportMetric(float64(gowrt.lanUp.Milliseconds()), "gowrt-lanup-ms")
-	b.ReportMetric(float64(linux.lanUp.Milliseconds()), "linux-lanup-ms")
+	for _, n := range names {
+		ratios := make([]float64, rounds)
+		for i := range ratios {
+			ratios[i] = gw[n][i] / lx[n][i]
+		}
+		b.ReportMetric(median(gw[n]), "gowrt-"+n+"-Mbit/s")
+		b.ReportMetric(median(lx[n]), "linux-"+n+"-Mbit/s")
+		b.ReportMetric(median(ratios), "gowrt/linux-"+n)
+	}
+	b.ReportMetric(median(gwLanUp), "gowrt-lanup-ms")
+	b.ReportMetric(median(lxLanUp), "linux-lanup-ms")
+}
+
+// median returns the middle value of v (the mean of the middle two when
+// their number is even).
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // linuxMaltaDir is where scripts/fetch-linux-malta.sh leaves the kernel.

@@ -17,7 +17,10 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,6 +56,9 @@ func main() {
 			fail(err)
 		}
 		go svc.serve(ln, logf)
+	}
+	if err := serveCounters(":6060"); err != nil {
+		fail(err)
 	}
 	// Printed once the services listen: the benchmark connects on seeing it.
 	var ts unix.Timespec
@@ -158,6 +164,144 @@ func ifUp(name, ip, netmask string) error {
 		return fmt.Errorf("%s: SIOCSIFFLAGS: %w", name, err)
 	}
 	return nil
+}
+
+// serveCounters answers GET /debug/gowrt/counters on addr with what
+// routertest's handler of that path answers, from Linux's own accounts, so
+// that XferInstructionsMaltaLE measures both systems alike under -icount
+// (one emulated ns per instruction):
+//
+//   - uptime_ns, busy_ns: time since boot and the part of it the CPU was
+//     not idle (busyTimes: the busy time is a sample, one every 4 ms).
+//   - segs_in, segs_out: eth0's received and sent frames (/proc/net/dev),
+//     the link frames routertest counts too.
+//   - retransmits: Tcp RetransSegs in /proc/net/snmp.
+//   - mallocs: this program's heap allocations.
+func serveCounters(addr string) error {
+	if err := os.MkdirAll("/proc", 0o555); err != nil {
+		return err
+	}
+	if err := unix.Mount("proc", "/proc", "proc", 0, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	ln, err := net.Listen("tcp4", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/gowrt/counters", func(w http.ResponseWriter, _ *http.Request) {
+		up, busy, err := busyTimes()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		rx, tx, err := linkFrames(ifName)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		retrans, err := snmpField("Tcp:", "RetransSegs")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fmt.Fprintf(w, "uptime_ns=%d busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d\n",
+			up, busy, rx, tx, retrans, ms.Mallocs)
+	})
+	go http.Serve(ln, mux)
+	return nil
+}
+
+// busyTimes returns the time since boot and how much of it the CPU was not
+// idle, in ns. Debian's malta kernel keeps a periodic 250 Hz tick and
+// tick-based CPU accounting (CONFIG_HZ_PERIODIC, CONFIG_TICK_CPU_ACCOUNTING,
+// no IRQ_TIME_ACCOUNTING in its config): each tick charges 4 ms to what it
+// interrupted, so the idle time is a sample, one every 4 M instructions
+// under -icount, printed by /proc/stat in USER_HZ (100) units. Its "cpu"
+// line's fourth and fifth fields are idle and iowait. The uptime is
+// CLOCK_BOOTTIME, exact.
+func busyTimes() (uptime, busy uint64, err error) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return 0, 0, err
+	}
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return 0, 0, fmt.Errorf("/proc/stat: first line %q", line)
+	}
+	var idle uint64
+	for _, v := range f[4:6] {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc/stat: %q: %w", line, err)
+		}
+		idle += n * (1e9 / userHz)
+	}
+	uptime = uint64(ts.Nano())
+	return uptime, uptime - min(idle, uptime), nil
+}
+
+// userHz is the unit of /proc/stat's times (USER_HZ, fixed at 100 in the
+// kernel's ABI for MIPS).
+const userHz = 100
+
+// linkFrames returns the frames interface dev received and sent, from
+// /proc/net/dev: after "dev:", 8 receive counters then 8 transmit ones,
+// packets second in each group.
+func linkFrames(dev string) (rx, tx uint64, err error) {
+	b, err := os.ReadFile("/proc/net/dev")
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		name, rest, ok := strings.Cut(l, ":")
+		if !ok || strings.TrimSpace(name) != dev {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) < 10 {
+			break
+		}
+		if rx, err = strconv.ParseUint(f[1], 10, 64); err == nil {
+			tx, err = strconv.ParseUint(f[9], 10, 64)
+		}
+		return rx, tx, err
+	}
+	return 0, 0, fmt.Errorf("/proc/net/dev: no %s", dev)
+}
+
+// snmpField returns one counter of /proc/net/snmp, where each protocol
+// has a line of names and a line of values, both starting with proto.
+func snmpField(proto, name string) (uint64, error) {
+	b, err := os.ReadFile("/proc/net/snmp")
+	if err != nil {
+		return 0, err
+	}
+	var names []string
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 || f[0] != proto {
+			continue
+		}
+		if names == nil {
+			names = f
+			continue
+		}
+		for i := range names {
+			if names[i] == name && i < len(f) {
+				return strconv.ParseUint(f[i], 10, 64)
+			}
+		}
+		break
+	}
+	return 0, fmt.Errorf("/proc/net/snmp: no %s %s", proto, name)
 }
 
 func fail(err error) {
