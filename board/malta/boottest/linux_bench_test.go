@@ -107,9 +107,6 @@ func BenchmarkXferMaltaLE(b *testing.B) {
 		measure(linux, lx)
 		linux.stop()
 		ns.Must(b, "ip", "neigh", "flush", "dev", tap)
-		if round == 0 {
-			b.Logf("linux console:\n%s", linux.console.String())
-		}
 		gwLanUp = append(gwLanUp, float64(gowrt.lanUp.Milliseconds()))
 		lxLanUp = append(lxLanUp, float64(linux.lanUp.Milliseconds()))
 		var line []string
