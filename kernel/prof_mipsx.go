@@ -8,10 +8,16 @@ package kernel
 // interval of CPU time the thread that was using the CPU gets SIGPROF
 // with si_code SI_KERNEL, and the runtime's handler records its stack.
 //
-// CPU time is approximated by wall time while a thread, not the idle
-// loop, holds the CPU: the expiry is checked whenever the kernel
-// schedules (every trap), the timer interrupt is armed for it only while
-// a thread runs, and an expiry that finds the CPU idle samples nothing.
+// The timer counts CPU time, as ITIMER_PROF does: the kernel's busy time
+// (uptime less the time in the idle loop, busyNanos), which with one
+// process is the process's CPU time. The expiry is checked whenever the
+// kernel schedules (every trap), and the timer interrupt is armed for it
+// while a thread runs. Counting wall time instead, an expiry that found
+// the CPU idle would sample nothing and restart the period at the next
+// wake-up, so work done in bursts shorter than a period after an idle
+// spell, a frame's receive path, would go unsampled: under QEMU's
+// -icount with sleep=off, where an idle CPU jumps to its next timer, that
+// was nearly every burst.
 
 const (
 	itimerProf    = 2       // ITIMER_PROF
@@ -27,7 +33,7 @@ func (k *kstate) setitimer(fr *frame, which uint32, nv, ov uintptr) {
 		fail(fr, eINVAL)
 		return
 	}
-	now := k.nanotime()
+	now := k.busyNanos(k.nanotime())
 	if ov != 0 {
 		left := int64(0)
 		if k.profNext != 0 {
@@ -82,13 +88,13 @@ func (k *kstate) putTimeval(va uintptr, ns int64) bool {
 	return k.uw32(va, uint32(ns/1_000_000_000)) && k.uw32(va+4, uint32(ns%1_000_000_000/1000))
 }
 
-// profTick runs from schedule: if the profiling timer expired, the thread
-// that held the CPU (not the idle loop) gets SIGPROF, and the timer
+// profTick runs from schedule, busy being busyNanos: if the profiling
+// timer expired, the thread that held the CPU gets SIGPROF, and the timer
 // reloads.
 //
 //go:nosplit
-func (k *kstate) profTick(now int64) {
-	if k.profNext == 0 || now < k.profNext {
+func (k *kstate) profTick(busy int64) {
+	if k.profNext == 0 || busy < k.profNext {
 		return
 	}
 	if k.cur != idleTid {
@@ -102,7 +108,23 @@ func (k *kstate) profTick(now int64) {
 		return
 	}
 	k.profNext += k.profNs
-	if k.profNext <= now { // the CPU idled through several periods
-		k.profNext = now + k.profNs
+	if k.profNext <= busy { // a trap-free stretch of several periods
+		k.profNext = busy + k.profNs
 	}
 }
+
+// idleNanos returns the time the CPU spent in the idle loop, in ns: Count
+// ticks to ns as mono does (8.24 fixed point), in two parts so that the
+// product cannot overflow.
+//
+//go:nosplit
+func (k *kstate) idleNanos() int64 {
+	return int64((k.idleTicks>>24)*uint64(k.mult24) + (k.idleTicks&(1<<24-1))*uint64(k.mult24)>>24)
+}
+
+// busyNanos returns the CPU time used up to now (k.nanotime()): the
+// uptime less the idle loop's time. The idle time is brought up to date
+// on every trap out of the idle loop, before schedule runs.
+//
+//go:nosplit
+func (k *kstate) busyNanos(now int64) int64 { return now - k.idleNanos() }

@@ -674,9 +674,7 @@ func (k *kstate) info(fr *frame, buf uintptr, size uint32) {
 	in.PageFaults = k.stats.pageFaults
 	in.Calibrate = uint32(uint64(k.calibTicks) * uint64(k.mult24) >> 24)
 	in.Uptime = uint64(k.nanotime())
-	// Count ticks to ns as mono does (8.24 fixed point), in two parts
-	// so that the product cannot overflow.
-	in.Idle = (k.idleTicks>>24)*uint64(k.mult24) + (k.idleTicks&(1<<24-1))*uint64(k.mult24)>>24
+	in.Idle = uint64(k.idleNanos())
 	in.ColourMisses = k.mem.colourMisses
 	in.Config = readConfig()
 	in.LoaderConfig = k.loaderConfig

@@ -268,8 +268,10 @@ func (k *kstate) schedule(yield bool) {
 	for {
 		now := k.nanotime()
 		k.expire(now)
+		busy := int64(0)
 		if k.profNext != 0 {
-			k.profTick(now)
+			busy = k.busyNanos(now)
+			k.profTick(busy)
 		}
 		next, others := k.pick(now, yield)
 		if next != k.cur {
@@ -301,8 +303,12 @@ func (k *kstate) schedule(yield bool) {
 				deadline = t.deadline
 			}
 		}
-		if k.profNext != 0 && next != idleTid && (deadline == 0 || k.profNext < deadline) {
-			deadline = k.profNext
+		if k.profNext != 0 && next != idleTid {
+			// The CPU is busy from now on: the busy time runs
+			// with the clock until the next trap.
+			if at := now + k.profNext - busy; deadline == 0 || at < deadline {
+				deadline = at
+			}
 		}
 		if k.arm(now, deadline) {
 			break

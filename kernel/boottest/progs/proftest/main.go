@@ -1,6 +1,7 @@
 // Command proftest takes a CPU profile with runtime/pprof on the gowrt
 // kernel (setitimer ITIMER_PROF and SIGPROF) while spinning in a known
-// function, and checks that the profile holds samples of it.
+// function, then while working in short bursts between sleeps, and checks
+// that the profile holds samples of both.
 package main
 
 import (
@@ -25,6 +26,19 @@ func spinForProfile(d time.Duration) {
 	}
 }
 
+// burstForProfile works for d, as a frame's receive path does between
+// idle spells.
+//
+//go:noinline
+func burstForProfile(d time.Duration) {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		for i := 0; i < 1000; i++ {
+			sink = sink*6364136223846793005 + 1442695040888963407
+		}
+	}
+}
+
 func main() {
 	var buf bytes.Buffer
 	if err := pprof.StartCPUProfile(&buf); err != nil {
@@ -32,6 +46,15 @@ func main() {
 	}
 	spinForProfile(700 * time.Millisecond)
 	time.Sleep(200 * time.Millisecond) // idle: must not be sampled
+	// 40 bursts of 2 ms, each after 25 ms of idle: 80 ms of CPU time,
+	// some 8 samples at the profiler's 100 Hz. A timer counting wall
+	// time instead of CPU time expires in each idle spell and, finding
+	// the next period's end past too, starts it afresh at the wake-up:
+	// no 2-ms burst outlasts it, and none is sampled.
+	for range 40 {
+		time.Sleep(25 * time.Millisecond)
+		burstForProfile(2 * time.Millisecond)
+	}
 	pprof.StopCPUProfile()
 	zr, err := gzip.NewReader(&buf)
 	if err != nil {
@@ -43,10 +66,12 @@ func main() {
 	}
 	// The profile's string table names only functions that appear in
 	// samples: no SIGPROF, no name.
-	if !bytes.Contains(raw, []byte("main.spinForProfile")) {
-		fail("no samples of main.spinForProfile in a %d-byte profile", len(raw))
+	for _, f := range []string{"main.spinForProfile", "main.burstForProfile"} {
+		if !bytes.Contains(raw, []byte(f)) {
+			fail("no samples of %s in a %d-byte profile", f, len(raw))
+		}
 	}
-	fmt.Printf("proftest: ok, %d-byte profile with samples of main.spinForProfile\n", len(raw))
+	fmt.Printf("proftest: ok, %d-byte profile with samples of main.spinForProfile and main.burstForProfile\n", len(raw))
 }
 
 func fail(format string, args ...any) {
