@@ -188,7 +188,7 @@ func icountProfile(b *testing.B, ns *netns.NS, pdir string) {
 		}()
 		time.Sleep(500 * time.Millisecond) // into the bulk of the transfer
 		// seconds are the guest's: a billion instructions each.
-		ns.Must(b, "curl", "-sS", "--max-time", "120", "-o", file, "http://192.168.1.1:6060/debug/pprof/profile?seconds=5")
+		ns.Must(b, "curl", "-sS", "--max-time", "120", "-o", file, "http://192.168.1.1:6060/debug/pprof/profile?seconds=5&hz=2000")
 		if err := <-done; err != nil {
 			b.Fatalf("profiled transfer (%s): %v", dir, err)
 		}

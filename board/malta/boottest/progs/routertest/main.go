@@ -198,9 +198,10 @@ const maxProfileBytes = 1 << 20
 
 // cpuProfile answers /debug/pprof/profile?seconds=N (default 30, as
 // net/http/pprof and go tool pprof use) with a CPU profile in pprof's
-// format.
+// format; hz=N (default 100) samples N times a second of CPU time, for
+// profiles of a few seconds that still resolve small functions.
 func cpuProfile(w httpd.ResponseWriter, req *httpd.Request) {
-	secs := 30
+	secs, hz := 30, 0
 	for _, kv := range strings.Split(req.RawQuery, "&") {
 		if v, ok := strings.CutPrefix(kv, "seconds="); ok {
 			n, err := strconv.Atoi(v)
@@ -210,6 +211,19 @@ func cpuProfile(w httpd.ResponseWriter, req *httpd.Request) {
 			}
 			secs = n
 		}
+		if v, ok := strings.CutPrefix(kv, "hz="); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 || n > 10000 {
+				httpd.Error(w, "hz: a number from 1 to 10000", httpd.StatusBadRequest)
+				return
+			}
+			hz = n
+		}
+	}
+	if hz > 0 {
+		// Set before StartCPUProfile, which keeps a rate already set
+		// (and says so on the console).
+		runtime.SetCPUProfileRate(hz)
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	if err := pprof.StartCPUProfile(w); err != nil {
