@@ -3,6 +3,7 @@ package netstack
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"testing"
 
 	gnet "github.com/gowrt/gowrt/net"
@@ -13,11 +14,17 @@ import (
 )
 
 // ipRecorder is a stack stand-in that keeps a copy of every IP packet
-// delivered to it.
-type ipRecorder struct{ pkts [][]byte }
+// delivered to it and, as gVisor's NIC does for each packet it takes, asks
+// the endpoint whether the packet's checksums were verified.
+type ipRecorder struct {
+	e        *Endpoint
+	pkts     [][]byte
+	verified []bool
+}
 
 func (r *ipRecorder) DeliverNetworkPacket(_ tcpip.NetworkProtocolNumber, pkt *stack.PacketBuffer) {
 	r.pkts = append(r.pkts, pkt.Data().AsRange().ToSlice())
+	r.verified = append(r.verified, r.e.Capabilities()&stack.CapabilityRXChecksumOffload != 0)
 }
 func (*ipRecorder) DeliverLinkPacket(tcpip.NetworkProtocolNumber, *stack.PacketBuffer) {}
 
@@ -99,7 +106,7 @@ func coalescingEndpoint(t *testing.T) (*Endpoint, *ipRecorder) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &ipRecorder{}
+	r := &ipRecorder{e: e}
 	e.Attach(r)
 	return e, r
 }
@@ -189,20 +196,28 @@ func TestCoalesceSplits(t *testing.T) {
 }
 
 // TestCoalesceCorruptionCaught: a segment whose payload was corrupted
-// (its checksum no longer matches) makes the merged packet's checksum
-// wrong, so the stack drops it, as it would have dropped the segment.
+// (its checksum no longer matches) is not merged: it reaches the stack
+// alone, unchanged and not vouched for, between the valid segments
+// before and after it, which are vouched for.
 func TestCoalesceCorruptionCaught(t *testing.T) {
 	e, r := coalescingEndpoint(t)
 	f2 := seg{seq: 1100, payload: payload(1000, 2)}.frame()
 	f2[len(f2)-10] ^= 0x40
 	inPass(e, seg{seq: 100, payload: payload(1000, 1)}.frame(), f2, seg{seq: 2100, payload: payload(1000, 3)}.frame())
-	if len(r.pkts) != 1 {
-		t.Fatalf("%d packets, want the 3 segments merged", len(r.pkts))
+	if len(r.pkts) != 3 {
+		t.Fatalf("%d packets, want the corrupted segment alone between the others", len(r.pkts))
 	}
-	ip := header.IPv4(r.pkts[0])
-	tcp := header.TCP(ip[ip.HeaderLength():])
-	if refSum(tcpPseudo(ip), tcp) == 0xffff {
-		t.Fatal("the merged packet's checksum hides the corrupted segment")
+	if !bytes.Equal(r.pkts[1], f2[header.EthernetMinimumSize:]) {
+		t.Fatal("the corrupted segment was changed")
+	}
+	if want := []bool{true, false, true}; !slices.Equal(r.verified, want) {
+		t.Fatalf("verified %v, want %v", r.verified, want)
+	}
+	for _, i := range []int{0, 2} {
+		checkPacket(t, r.pkts[i])
+	}
+	if e.Capabilities()&stack.CapabilityRXChecksumOffload != 0 {
+		t.Fatal("checksum offload still reported after the deliveries")
 	}
 }
 
@@ -263,6 +278,36 @@ func TestCoalesceLimit(t *testing.T) {
 	}
 }
 
+// TestCoalesceKeepsPayloadsInPlace: the merged packet is the fresh
+// headers and then the frames' own memory, payload by payload: nothing
+// is copied (gVisor's Buffer.Append would have moved bytes into the room
+// left in the previous view's chunk).
+func TestCoalesceKeepsPayloadsInPlace(t *testing.T) {
+	var c coalescer
+	var want []*byte
+	for i, n := range []int{1000, 999, 1000} {
+		f := seg{seq: uint32(100 + 1000*i), payload: payload(n, byte(i))}.frame()
+		s, ok := mergeable(f, string(coMAC[:]))
+		if !ok {
+			t.Fatal("not mergeable")
+		}
+		sum, ok := verify(f, s)
+		if !ok {
+			t.Fatal("checksum")
+		}
+		v := buffer.NewViewWithData(f)
+		want = append(want, &v.AsSlice()[tcpOff+s.thl])
+		c.add(v, s, sum)
+	}
+	buf := c.merged()
+	defer buf.Release()
+	var got []*byte
+	buf.SubApply(0, int(buf.Size()), func(v *buffer.View) { got = append(got, &v.AsSlice()[0]) })
+	if len(got) != 1+len(want) || !slices.Equal(got[1:], want) {
+		t.Fatalf("merged packet's views start at %p, want the headers then %p", got, want)
+	}
+}
+
 // TestCoalesceAllocs: merging allocates nothing of its own per segment
 // (the merged packet's header buffer comes from gVisor's pool).
 func TestCoalesceAllocs(t *testing.T) {
@@ -283,7 +328,8 @@ func TestCoalesceAllocs(t *testing.T) {
 			m := e.held.merged()
 			m.Release()
 		}
-		e.held.add(v, s)
+		p, _ := verify(f, s) // the checksum is stale: only the cost counts here
+		e.held.add(v, s, p)
 	})
 	e.ReceivePassDone()
 	if a > 1 { // the view the test itself makes
@@ -313,6 +359,23 @@ func FuzzCoalesce(f *testing.F) {
 			b[at] = val
 		}
 		inPass(e, a, b, a)
+		// What the Endpoint vouched for, the stack will not check:
+		// it must be right.
+		for i, p := range r.pkts {
+			if !r.verified[i] {
+				continue
+			}
+			// A frame delivered as it came may carry Ethernet padding
+			// after the IP packet.
+			ip := header.IPv4(p)
+			if len(p) < header.IPv4MinimumSize || int(ip.TotalLength()) > len(p) {
+				t.Fatalf("packet %d vouched for, but its IP total length is %d of %d bytes", i, ip.TotalLength(), len(p))
+			}
+			ip = ip[:ip.TotalLength()]
+			if refSum(ip[:header.IPv4MinimumSize]) != 0xffff || refSum(tcpPseudo(ip), ip[header.IPv4MinimumSize:]) != 0xffff {
+				t.Fatalf("packet %d vouched for, but a checksum is wrong", i)
+			}
+		}
 		if e.Stats.RxCoalesced.Load() == 0 {
 			return
 		}

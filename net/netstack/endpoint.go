@@ -70,6 +70,15 @@ type Endpoint struct {
 
 	linkUp atomic.Bool
 
+	// rxVerified is set while the packet being delivered had its
+	// checksums verified here (the coalescer's): gVisor takes checksum
+	// offload to be a property of the link, read once per received packet
+	// as the stack takes it over (stack/nic.go, DeliverNetworkPacket),
+	// so Capabilities reports it for that packet alone. Deliveries are
+	// serialised (receive-side state); the atomic is for the transmit
+	// side's calls of Capabilities, which look at other bits.
+	rxVerified atomic.Bool
+
 	noTCPTimestamps bool
 	gso             bool
 	coalesce        bool
@@ -254,7 +263,12 @@ func (e *Endpoint) ReceiveView(v *buffer.View) {
 func (e *Endpoint) receive(d stack.NetworkDispatcher, typ uint16, v *buffer.View) {
 	if e.passes > 0 && e.coalesce && typ == etherTypeIPv4 {
 		b := v.AsSlice()
-		if s, ok := mergeable(b, string(e.LinkAddress())); ok {
+		s, ok := mergeable(b, string(e.LinkAddress()))
+		var sum uint16
+		if ok {
+			sum, ok = verify(b, s)
+		}
+		if ok {
 			if s.plen == 0 { // a pure ACK
 				if e.held.n > 0 && !e.held.supersedes(b, s) {
 					e.deliverHeld(d)
@@ -269,7 +283,7 @@ func (e *Endpoint) receive(d stack.NetworkDispatcher, typ uint16, v *buffer.View
 			if e.held.n > 0 && !e.held.continues(b, s) {
 				e.deliverHeld(d)
 			}
-			e.held.add(v, s)
+			e.held.add(v, s, sum)
 			if s.flags&uint8(header.TCPFlagPsh) != 0 || e.held.n == maxCoalesce {
 				e.deliverHeld(d) // the sender's push, or full
 			}
@@ -293,11 +307,12 @@ func (e *Endpoint) deliverHeld(d stack.NetworkDispatcher) {
 	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buf})
 	e.ParseHeader(pkt) // cannot fail: mergeable checked the headers
 	pkt.PktType = tcpip.PacketHost
-	pkt.RXChecksumValidated = e.caps&gnet.CapRxChecksum != 0
 	e.Stats.RxFrames.Add(uint32(n))
 	e.Stats.RxBytes.Add(uint32(size + n*(e.held.hlen)))
 	e.Stats.RxCoalesced.Add(uint32(n - 1))
+	e.rxVerified.Store(true) // the coalescer verified every checksum
 	d.DeliverNetworkPacket(header.IPv4ProtocolNumber, pkt)
+	e.rxVerified.Store(false)
 	pkt.DecRef()
 }
 
@@ -437,7 +452,7 @@ func (e *Endpoint) SetLinkAddress(addr tcpip.LinkAddress) {
 // Capabilities implements stack.LinkEndpoint.
 func (e *Endpoint) Capabilities() stack.LinkEndpointCapabilities {
 	c := stack.CapabilityResolutionRequired
-	if e.caps&gnet.CapRxChecksum != 0 {
+	if e.caps&gnet.CapRxChecksum != 0 || e.rxVerified.Load() {
 		c |= stack.CapabilityRXChecksumOffload
 	}
 	if e.caps&gnet.CapTxChecksum != 0 {
