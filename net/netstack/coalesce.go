@@ -3,8 +3,10 @@ package netstack
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 
 	"gvisor.dev/gvisor/pkg/buffer"
+	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
 )
 
@@ -54,19 +56,36 @@ import (
 // segments is 44).
 const maxCoalesce = 44
 
-// coalescer holds the segments merged so far (n of them).
+// Chunks for copied payloads: the first of a held run has room for one
+// full-sized segment, each next one twice the room of the one before, up
+// to lastChunk. A run's chunks then hold at most about twice the bytes
+// merged (what the stack's receive buffer accounts for), whether the
+// pass brings one segment or 44, and a 44-segment run takes 7 chunks.
+const (
+	firstChunk = 2 << 10
+	lastChunk  = 16 << 10
+)
+
+// coalescer holds the segments merged so far (n of them), in nv views:
+// frames the Endpoint was handed in gVisor buffers (ReceiveView), each
+// holding one segment, or chunks of the coalescer's own, into which the
+// payloads of borrowed frames (Receive) were copied.
 type coalescer struct {
-	n     int
-	ack   bool // the held frame is a pure ACK (n is 1)
-	hdr   [header.EthernetMinimumSize + header.IPv4MinimumSize + header.TCPHeaderMaximumSize]byte
-	hlen  int // Ethernet, IPv4, TCP headers of the first segment, in hdr
-	size  int // payload bytes merged
-	next  uint32
-	psh   bool
-	sum   uint32 // the payloads' sums, placed at their offsets, folded
-	views [maxCoalesce]*buffer.View
-	offs  [maxCoalesce]uint16 // where each view's payload starts
-	lens  [maxCoalesce]uint16 // and its length
+	n      int
+	ack    bool // the held frame is a pure ACK (n is 1)
+	hdr    [header.EthernetMinimumSize + header.IPv4MinimumSize + header.TCPHeaderMaximumSize]byte
+	hlen   int // Ethernet, IPv4, TCP headers of the first segment, in hdr
+	size   int // payload bytes merged
+	next   uint32
+	psh    bool
+	sum    uint32 // the payloads' sums, placed at their offsets, folded
+	nv     int
+	views  [maxCoalesce]*buffer.View
+	offs   [maxCoalesce]uint16 // where each view's payload starts
+	lens   [maxCoalesce]uint16 // and its length
+	open   bool                // views[nv-1] is a chunk that may take more payloads
+	copied bool                // some payload was copied into a chunk
+	chunk  int                 // the size of the run's last chunk
 }
 
 // tcpSeg is what coalescing reads of an IPv4 TCP frame.
@@ -86,9 +105,9 @@ const (
 // options or fragmentation with a valid header checksum, TCP with
 // payload and only ACK (and PSH) set, or a pure ACK (no payload, only ACK
 // set).
-func mergeable(b []byte, mac string) (tcpSeg, bool) {
+func mergeable(b []byte, mac tcpip.LinkAddress) (tcpSeg, bool) {
 	var s tcpSeg
-	if len(b) < tcpOff+header.TCPMinimumSize || string(b[0:6]) != mac ||
+	if len(b) < tcpOff+header.TCPMinimumSize || !equal(b[0:6], mac) ||
 		binary.BigEndian.Uint16(b[12:14]) != uint16(header.IPv4ProtocolNumber) ||
 		b[ipOff] != 0x45 || b[ipOff+9] != uint8(header.TCPProtocolNumber) ||
 		binary.BigEndian.Uint16(b[ipOff+6:])&0x3fff != 0 { // MF, fragment offset
@@ -131,29 +150,49 @@ func (c *coalescer) supersedes(b []byte, s tcpSeg) bool {
 // window too if sameAck.
 func (c *coalescer) alike(b []byte, s tcpSeg, sameAck bool) bool {
 	h := c.hdr[:c.hlen]
-	if sameAck && (string(b[tcpOff+8:tcpOff+12]) != string(h[tcpOff+8:tcpOff+12]) || // ACK number
-		string(b[tcpOff+14:tcpOff+16]) != string(h[tcpOff+14:tcpOff+16])) { // window
+	if sameAck && (!equal(b[tcpOff+8:tcpOff+12], h[tcpOff+8:tcpOff+12]) || // ACK number
+		!equal(b[tcpOff+14:tcpOff+16], h[tcpOff+14:tcpOff+16])) { // window
 		return false
 	}
 	return c.hlen == tcpOff+s.thl &&
 		b[ipOff+1] == h[ipOff+1] && // TOS
 		b[ipOff+6]&0x40 == h[ipOff+6]&0x40 && // DF
 		b[ipOff+8] == h[ipOff+8] && // TTL
-		string(b[ipOff+12:ipOff+20]) == string(h[ipOff+12:ipOff+20]) && // addresses
-		string(b[tcpOff:tcpOff+4]) == string(h[tcpOff:tcpOff+4]) && // ports
+		equal(b[ipOff+12:ipOff+20], h[ipOff+12:ipOff+20]) && // addresses
+		equal(b[tcpOff:tcpOff+4], h[tcpOff:tcpOff+4]) && // ports
 		b[tcpOff+12] == h[tcpOff+12] && // data offset
-		string(b[tcpOff+20:tcpOff+s.thl]) == string(h[tcpOff+20:c.hlen]) // options
+		equal(b[tcpOff+20:tcpOff+s.thl], h[tcpOff+20:c.hlen]) // options
+}
+
+// equal reports whether a and b hold the same bytes. For a header field's
+// few bytes a loop costs less than comparing strings, a call of
+// runtime.memequal (about 60 instructions on mips32).
+func equal[T ~string | ~[]byte](a []byte, b T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // verify reports whether segment s of frame b has a valid TCP checksum,
 // and returns its payload's sum.
 func verify(b []byte, s tcpSeg) (uint16, bool) {
-	var ck checksummer
-	ck.add(b[ipOff+12 : ipOff+20])
-	ck.add([]byte{0, uint8(header.TCPProtocolNumber), byte((s.thl + s.plen) >> 8), byte(s.thl + s.plen)})
-	ck.add(b[tcpOff : tcpOff+s.thl]) // the checksum field included; an even length
 	p := sum16(b[tcpOff+s.thl : tcpOff+s.thl+s.plen])
-	return p, fold(uint32(ck.sum())+uint32(p)) == 0xffff
+	return p, fold(uint32(headerSum(b, s))+uint32(p)) == 0xffff
+}
+
+// headerSum is the sum over segment s's pseudo-header and TCP header
+// (its checksum field included): with the payload's sum added, 0xffff if
+// the checksum is right. The addresses and the TCP header are one run of
+// bytes in the frame (no IP options); the pseudo-header's zero byte,
+// protocol and TCP length are added as a word.
+func headerSum(b []byte, s tcpSeg) uint16 {
+	return fold(uint32(sum16(b[ipOff+12:tcpOff+s.thl])) + uint32(header.TCPProtocolNumber) + uint32(s.thl+s.plen))
 }
 
 // holdAck holds pure ACK s in frame v in place of a held one it
@@ -166,7 +205,8 @@ func (c *coalescer) holdAck(v *buffer.View, s tcpSeg) bool {
 	}
 	b := v.AsSlice()
 	c.hlen = copy(c.hdr[:], b[:tcpOff+s.thl])
-	c.views[0], c.n, c.ack = v, 1, true
+	c.views[0], c.n, c.nv, c.ack = v, 1, 1, true
+	c.offs[0], c.lens[0] = 0, uint16(len(b))
 	c.size, c.next = 0, s.seq
 	return replaced
 }
@@ -175,7 +215,66 @@ func (c *coalescer) holdAck(v *buffer.View, s tcpSeg) bool {
 // none are held); p is its payload's sum (verify). The coalescer takes
 // over v.
 func (c *coalescer) add(v *buffer.View, s tcpSeg, p uint16) {
-	b := v.AsSlice()
+	c.views[c.nv] = v
+	c.offs[c.nv], c.lens[c.nv] = uint16(tcpOff+s.thl), uint16(s.plen)
+	c.nv++
+	c.open = false
+	c.note(v.AsSlice(), s, p)
+}
+
+// addCopy merges segment s of the borrowed frame b into the held ones by
+// copying its payload into a chunk of the coalescer's, verifying its
+// checksum as it copies. If the checksum is wrong it holds nothing and
+// returns false.
+func (c *coalescer) addCopy(b []byte, s tcpSeg) bool {
+	pay := b[tcpOff+s.thl : tcpOff+s.thl+s.plen]
+	v := c.room(pay)
+	w := v.Size()
+	v.Grow(len(pay))
+	p := copySum(v.AsSlice()[w:], pay)
+	if fold(uint32(headerSum(b, s))+uint32(p)) != 0xffff {
+		v.CapLength(w)
+		if w == 0 { // the chunk room opened for it
+			v.Release()
+			c.nv--
+			c.views[c.nv], c.open = nil, false
+		}
+		return false
+	}
+	c.lens[c.nv-1] = uint16(v.Size())
+	c.copied = true
+	c.note(b, s, p)
+	return true
+}
+
+// room returns the open chunk if it has room for pay, or opens a new one
+// whose data starts at pay's offset within a word, so that copySum copies
+// whole words (a run's payloads usually keep that alignment: they start
+// at the same offset in their frames and are a multiple of 4 long).
+func (c *coalescer) room(pay []byte) *buffer.View {
+	if c.open {
+		if v := c.views[c.nv-1]; v.AvailableSize() >= len(pay) {
+			return v
+		}
+	}
+	size := firstChunk
+	if c.open {
+		size = min(2*c.chunk, lastChunk)
+	}
+	size = max(size, len(pay)+3)
+	v := buffer.NewView(size)
+	v.Grow(4) // to see where the chunk starts
+	pad := int(uintptr(unsafe.Pointer(&pay[0]))-uintptr(unsafe.Pointer(&v.AsSlice()[0]))) & 3
+	v.CapLength(pad)
+	v.TrimFront(pad)
+	c.views[c.nv], c.offs[c.nv] = v, 0
+	c.nv++
+	c.open, c.chunk = true, size
+	return v
+}
+
+// note records segment s, of frame b, as held, its payload's sum being p.
+func (c *coalescer) note(b []byte, s tcpSeg, p uint16) {
 	if c.n == 0 {
 		c.hlen = copy(c.hdr[:], b[:tcpOff+s.thl])
 		c.size, c.sum, c.psh, c.ack = 0, 0, false, false
@@ -184,8 +283,6 @@ func (c *coalescer) add(v *buffer.View, s tcpSeg, p uint16) {
 		p = bits.ReverseBytes16(p)
 	}
 	c.sum = uint32(fold(c.sum + uint32(p)))
-	c.views[c.n] = v
-	c.offs[c.n], c.lens[c.n] = uint16(tcpOff+s.thl), uint16(s.plen)
 	c.n++
 	c.size += s.plen
 	c.next = s.seq + uint32(s.plen)
@@ -194,13 +291,13 @@ func (c *coalescer) add(v *buffer.View, s tcpSeg, p uint16) {
 
 // merged returns the held segments as one frame: fresh headers, then the
 // payloads, in a buffer that takes over the views; it leaves c empty.
-// With one segment held, it is that frame unchanged.
+// With one frame held, it is that frame unchanged.
 func (c *coalescer) merged() buffer.Buffer {
 	defer func() {
-		clear(c.views[:c.n])
-		c.n, c.ack = 0, false
+		clear(c.views[:c.nv])
+		c.n, c.nv, c.ack, c.open, c.copied = 0, 0, false, false, false
 	}()
-	if c.n == 1 {
+	if c.n == 1 && !c.copied {
 		return buffer.MakeWithView(c.views[0])
 	}
 	h := c.hdr[:c.hlen]
@@ -221,7 +318,7 @@ func (c *coalescer) merged() buffer.Buffer {
 	tcp.SetChecksum(^fold(uint32(ck.sum()) + c.sum))
 
 	buf := buffer.MakeWithView(buffer.NewViewWithData(h))
-	for i, v := range c.views[:c.n] {
+	for i, v := range c.views[:c.nv] {
 		v.TrimFront(int(c.offs[i]))
 		v.CapLength(int(c.lens[i]))
 		// Merge, not Append: Append fills the room left in the last

@@ -113,11 +113,31 @@ func coalescingEndpoint(t *testing.T) (*Endpoint, *ipRecorder) {
 
 func payload(n int, fill byte) []byte { return bytes.Repeat([]byte{fill}, n) }
 
+// A delivery hands the Endpoint one frame, one of the two ways frames
+// reach it: in a gVisor buffer, by reference (the bridge's host port), or
+// borrowed for the call (a driver, the forwarding layer), the lender
+// reusing the memory as soon as the call returns.
+type delivery func(e *Endpoint, f []byte)
+
+var deliveries = map[string]delivery{
+	"view": func(e *Endpoint, f []byte) { e.ReceiveView(buffer.NewViewWithData(f)) },
+	"lent": func(e *Endpoint, f []byte) {
+		b := append([]byte{}, f...)
+		e.Receive(b)
+		for i := range b {
+			b[i] = 0xa5
+		}
+	},
+}
+
 // inPass delivers the frames in one receive pass, by reference.
-func inPass(e *Endpoint, frames ...[]byte) {
+func inPass(e *Endpoint, frames ...[]byte) { inPassBy(e, deliveries["view"], frames...) }
+
+// inPassBy delivers the frames in one receive pass with deliver.
+func inPassBy(e *Endpoint, deliver delivery, frames ...[]byte) {
 	e.ReceivePassOpen()
 	for _, f := range frames {
-		e.ReceiveView(buffer.NewViewWithData(f))
+		deliver(e, f)
 	}
 	e.ReceivePassDone()
 }
@@ -127,6 +147,12 @@ func inPass(e *Endpoint, frames ...[]byte) {
 // the last, as soon as PSH ends them; odd payload lengths move later
 // payloads to odd offsets.
 func TestCoalesceMerges(t *testing.T) {
+	for name, deliver := range deliveries {
+		t.Run(name, func(t *testing.T) { testCoalesceMerges(t, deliver) })
+	}
+}
+
+func testCoalesceMerges(t *testing.T, deliver delivery) {
 	e, r := coalescingEndpoint(t)
 	var want []byte
 	var frames [][]byte
@@ -143,7 +169,7 @@ func TestCoalesceMerges(t *testing.T) {
 	}
 	e.ReceivePassOpen()
 	for _, f := range frames {
-		e.ReceiveView(buffer.NewViewWithData(f))
+		deliver(e, f)
 	}
 	if len(r.pkts) != 1 {
 		t.Fatalf("%d packets before the pass ended; PSH should have sent the merged one", len(r.pkts))
@@ -173,25 +199,27 @@ func TestCoalesceSplits(t *testing.T) {
 		"URG":          func(s *seg) { s.flags = header.TCPFlagAck | header.TCPFlagUrg },
 		"no payload":   func(s *seg) { s.payload = nil },
 	} {
-		t.Run(name, func(t *testing.T) {
-			e, r := coalescingEndpoint(t)
-			s1 := seg{seq: 100, payload: payload(1000, 1)}
-			s2 := seg{seq: 1100, payload: payload(1000, 2)}
-			s3 := seg{seq: 2100, payload: payload(1000, 3)}
-			mod(&s2)
-			inPass(e, s1.frame(), s2.frame(), s3.frame())
-			if len(r.pkts) < 2 {
-				t.Fatalf("%d packets: the odd segment was merged", len(r.pkts))
-			}
-			var seqs []uint32
-			for _, p := range r.pkts {
-				tcp, _ := checkPacket(t, p)
-				seqs = append(seqs, tcp.SequenceNumber())
-			}
-			if seqs[0] != 100 || seqs[1] != s2.seq {
-				t.Fatalf("packets in the wrong order: seqs %v", seqs)
-			}
-		})
+		for by, deliver := range deliveries {
+			t.Run(name+"/"+by, func(t *testing.T) {
+				e, r := coalescingEndpoint(t)
+				s1 := seg{seq: 100, payload: payload(1000, 1)}
+				s2 := seg{seq: 1100, payload: payload(1000, 2)}
+				s3 := seg{seq: 2100, payload: payload(1000, 3)}
+				mod(&s2)
+				inPassBy(e, deliver, s1.frame(), s2.frame(), s3.frame())
+				if len(r.pkts) < 2 {
+					t.Fatalf("%d packets: the odd segment was merged", len(r.pkts))
+				}
+				var seqs []uint32
+				for _, p := range r.pkts {
+					tcp, _ := checkPacket(t, p)
+					seqs = append(seqs, tcp.SequenceNumber())
+				}
+				if seqs[0] != 100 || seqs[1] != s2.seq {
+					t.Fatalf("packets in the wrong order: seqs %v", seqs)
+				}
+			})
+		}
 	}
 }
 
@@ -200,10 +228,16 @@ func TestCoalesceSplits(t *testing.T) {
 // alone, unchanged and not vouched for, between the valid segments
 // before and after it, which are vouched for.
 func TestCoalesceCorruptionCaught(t *testing.T) {
+	for name, deliver := range deliveries {
+		t.Run(name, func(t *testing.T) { testCoalesceCorruptionCaught(t, deliver) })
+	}
+}
+
+func testCoalesceCorruptionCaught(t *testing.T, deliver delivery) {
 	e, r := coalescingEndpoint(t)
 	f2 := seg{seq: 1100, payload: payload(1000, 2)}.frame()
 	f2[len(f2)-10] ^= 0x40
-	inPass(e, seg{seq: 100, payload: payload(1000, 1)}.frame(), f2, seg{seq: 2100, payload: payload(1000, 3)}.frame())
+	inPassBy(e, deliver, seg{seq: 100, payload: payload(1000, 1)}.frame(), f2, seg{seq: 2100, payload: payload(1000, 3)}.frame())
 	if len(r.pkts) != 3 {
 		t.Fatalf("%d packets, want the corrupted segment alone between the others", len(r.pkts))
 	}
@@ -238,21 +272,23 @@ func TestCoalesceRefuses(t *testing.T) {
 		"fragment":    func(f []byte) { f[20] |= 0x20; ipSum(f) },
 		"other MAC":   func(f []byte) { f[5] ^= 1 },
 	} {
-		t.Run(name, func(t *testing.T) {
-			e, r := coalescingEndpoint(t)
-			a := seg{seq: 100, payload: payload(500, 1)}.frame()
-			b := seg{seq: 600, payload: payload(500, 2)}.frame()
-			spoil(b)
-			inPass(e, a, b)
-			if len(r.pkts) == 1 {
-				t.Fatal("merged")
-			}
-			for i, p := range r.pkts {
-				if f := [][]byte{a, b}[i]; len(r.pkts) == 2 && !bytes.Equal(p, f[header.EthernetMinimumSize:]) {
-					t.Fatalf("packet %d changed", i)
+		for by, deliver := range deliveries {
+			t.Run(name+"/"+by, func(t *testing.T) {
+				e, r := coalescingEndpoint(t)
+				a := seg{seq: 100, payload: payload(500, 1)}.frame()
+				b := seg{seq: 600, payload: payload(500, 2)}.frame()
+				spoil(b)
+				inPassBy(e, deliver, a, b)
+				if len(r.pkts) == 1 {
+					t.Fatal("merged")
 				}
-			}
-		})
+				for i, p := range r.pkts {
+					if f := [][]byte{a, b}[i]; len(r.pkts) == 2 && !bytes.Equal(p, f[header.EthernetMinimumSize:]) {
+						t.Fatalf("packet %d changed", i)
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -264,17 +300,21 @@ func ipSum(f []byte) {
 
 // TestCoalesceLimit: at most maxCoalesce segments per packet.
 func TestCoalesceLimit(t *testing.T) {
-	e, r := coalescingEndpoint(t)
-	var frames [][]byte
-	for i := range maxCoalesce + 5 {
-		frames = append(frames, seg{seq: uint32(i * 100), payload: payload(100, byte(i))}.frame())
-	}
-	inPass(e, frames...)
-	if len(r.pkts) != 2 {
-		t.Fatalf("%d packets, want 2", len(r.pkts))
-	}
-	if _, p := checkPacket(t, r.pkts[0]); len(p) != maxCoalesce*100 {
-		t.Fatalf("first packet carries %d bytes", len(p))
+	for name, deliver := range deliveries {
+		t.Run(name, func(t *testing.T) {
+			e, r := coalescingEndpoint(t)
+			var frames [][]byte
+			for i := range maxCoalesce + 5 {
+				frames = append(frames, seg{seq: uint32(i * 100), payload: payload(100, byte(i))}.frame())
+			}
+			inPassBy(e, deliver, frames...)
+			if len(r.pkts) != 2 {
+				t.Fatalf("%d packets, want 2", len(r.pkts))
+			}
+			if _, p := checkPacket(t, r.pkts[0]); len(p) != maxCoalesce*100 {
+				t.Fatalf("first packet carries %d bytes", len(p))
+			}
+		})
 	}
 }
 
@@ -287,7 +327,7 @@ func TestCoalesceKeepsPayloadsInPlace(t *testing.T) {
 	var want []*byte
 	for i, n := range []int{1000, 999, 1000} {
 		f := seg{seq: uint32(100 + 1000*i), payload: payload(n, byte(i))}.frame()
-		s, ok := mergeable(f, string(coMAC[:]))
+		s, ok := mergeable(f, tcpip.LinkAddress(coMAC[:]))
 		if !ok {
 			t.Fatal("not mergeable")
 		}
@@ -308,6 +348,33 @@ func TestCoalesceKeepsPayloadsInPlace(t *testing.T) {
 	}
 }
 
+// TestCoalesceCopiesIntoFewChunks: a full run of borrowed 1448-byte
+// segments is copied into 7 chunks, not 44 buffers, which hold at most
+// about twice the bytes merged; a lone segment takes one 2 KiB chunk.
+func TestCoalesceCopiesIntoFewChunks(t *testing.T) {
+	for _, tc := range []struct{ segs, chunks int }{{1, 1}, {3, 2}, {maxCoalesce, 7}} {
+		var c coalescer
+		for i := range tc.segs {
+			f := seg{seq: uint32(1448 * i), payload: payload(1448, byte(i))}.frame()
+			s, ok := mergeable(f, tcpip.LinkAddress(coMAC[:]))
+			if !ok || !c.addCopy(f, s) {
+				t.Fatal("not merged")
+			}
+		}
+		buf := c.merged()
+		var sizes []int
+		held := 0
+		buf.SubApply(0, int(buf.Size()), func(v *buffer.View) {
+			sizes = append(sizes, v.Size())
+			held += v.Capacity()
+		})
+		buf.Release()
+		if len(sizes)-1 != tc.chunks || held > 2*tc.segs*1448+firstChunk {
+			t.Errorf("%d segments: views of %v bytes (headers first), %d bytes held; want %d chunks", tc.segs, sizes, held, tc.chunks)
+		}
+	}
+}
+
 // TestCoalesceAllocs: merging allocates nothing of its own per segment
 // (the merged packet's header buffer comes from gVisor's pool).
 func TestCoalesceAllocs(t *testing.T) {
@@ -320,7 +387,7 @@ func TestCoalesceAllocs(t *testing.T) {
 		binary.BigEndian.PutUint32(f[38:], seq)
 		seq += 1000
 		v := buffer.NewViewWithData(f)
-		s, ok := mergeable(f, string(coMAC[:]))
+		s, ok := mergeable(f, tcpip.LinkAddress(coMAC[:]))
 		if !ok {
 			t.Fatal("not mergeable")
 		}
@@ -334,6 +401,21 @@ func TestCoalesceAllocs(t *testing.T) {
 	e.ReceivePassDone()
 	if a > 1 { // the view the test itself makes
 		t.Fatalf("%v allocations per segment", a)
+	}
+	// Borrowed frames: the payload copied into the coalescer's chunks,
+	// which come from gVisor's pool.
+	var frames [][]byte
+	for i := range 1001 { // AllocsPerRun's runs and its warm-up
+		frames = append(frames, seg{seq: seq + uint32(1000*i), payload: payload(1000, 1)}.frame())
+	}
+	e.ReceivePassOpen()
+	a = testing.AllocsPerRun(1000, func() {
+		e.Receive(frames[0])
+		frames = frames[1:]
+	})
+	e.ReceivePassDone()
+	if a >= 0.1 {
+		t.Fatalf("%v allocations per borrowed segment", a)
 	}
 }
 
@@ -358,7 +440,12 @@ func FuzzCoalesce(f *testing.F) {
 		if int(at) < len(b) {
 			b[at] = val
 		}
-		inPass(e, a, b, a)
+		// b borrowed or by reference, as val's low bit says.
+		e.ReceivePassOpen()
+		deliveries["view"](e, a)
+		deliveries[[]string{"view", "lent"}[val&1]](e, b)
+		deliveries["lent"](e, a)
+		e.ReceivePassDone()
 		// What the Endpoint vouched for, the stack will not check:
 		// it must be right.
 		for i, p := range r.pkts {
@@ -437,26 +524,28 @@ func TestCoalesceThinsAcks(t *testing.T) {
 		{"SACK", []ackSeg{{ack: 1000}, {ack: 1000, opt: sack(3000, 4000)}, {ack: 1000, opt: sack(3000, 5000)}}, []int{0, 1, 2}},
 		{"data between", []ackSeg{{ack: 1000}, {ack: 1000, pay: 100}, {ack: 2000}, {ack: 3000}}, []int{0, 1, 3}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e, r := coalescingEndpoint(t)
-			var frames [][]byte
-			for _, a := range tc.in {
-				s := seg{seq: 500, ack: a.ack, win: a.win, opts: a.opt, payload: payload(a.pay, 9)}
-				frames = append(frames, s.frame())
-			}
-			inPass(e, frames...)
-			if len(r.pkts) != len(tc.want) {
-				t.Fatalf("%d packets, want %d", len(r.pkts), len(tc.want))
-			}
-			for i, k := range tc.want {
-				if !bytes.Equal(r.pkts[i], frames[k][header.EthernetMinimumSize:]) {
-					t.Fatalf("packet %d is not frame %d unchanged", i, k)
+		for by, deliver := range deliveries {
+			t.Run(tc.name+"/"+by, func(t *testing.T) {
+				e, r := coalescingEndpoint(t)
+				var frames [][]byte
+				for _, a := range tc.in {
+					s := seg{seq: 500, ack: a.ack, win: a.win, opts: a.opt, payload: payload(a.pay, 9)}
+					frames = append(frames, s.frame())
 				}
-			}
-			if got := e.Stats.RxFrames.Load(); got != uint64(len(frames)) {
-				t.Fatalf("RxFrames %d, want %d", got, len(frames))
-			}
-		})
+				inPassBy(e, deliver, frames...)
+				if len(r.pkts) != len(tc.want) {
+					t.Fatalf("%d packets, want %d", len(r.pkts), len(tc.want))
+				}
+				for i, k := range tc.want {
+					if !bytes.Equal(r.pkts[i], frames[k][header.EthernetMinimumSize:]) {
+						t.Fatalf("packet %d is not frame %d unchanged", i, k)
+					}
+				}
+				if got := e.Stats.RxFrames.Load(); got != uint64(len(frames)) {
+					t.Fatalf("RxFrames %d, want %d", got, len(frames))
+				}
+			})
+		}
 	}
 	// Outside a pass nothing is held.
 	e, r := coalescingEndpoint(t)

@@ -112,3 +112,84 @@ func (c *checksummer) add(b []byte) {
 
 // sum returns the folded, uncomplemented sum so far.
 func (c *checksummer) sum() uint16 { return fold(c.acc) }
+
+// copySum copies src into dst, which must be as long, and returns what
+// sum16(src) would: the copy and the sum read each word once. Words are
+// copied whole when src and dst are equally aligned (the coalescer sees
+// to it); otherwise it copies, then sums.
+func copySum(dst, src []byte) uint16 {
+	n := len(src)
+	if n == 0 {
+		return 0
+	}
+	dst = dst[:n]
+	sp, dp := unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0])
+	if (uintptr(sp)^uintptr(dp))&3 != 0 {
+		copy(dst, src)
+		return sum16(src)
+	}
+	var acc uint32
+	i := 0
+	for i < n && (uintptr(sp)+uintptr(i))&3 != 0 {
+		dst[i] = src[i]
+		acc += byteInWord(src[i], i)
+		i++
+	}
+	if k := (n - i) &^ 3; k > 0 {
+		w := copyWordSum(unsafe.Add(dp, i), unsafe.Add(sp, i), k)
+		if littleEndian != (i&1 == 1) { // one swap undoes the other
+			w = bits.ReverseBytes16(w)
+		}
+		acc += uint32(w)
+		i += k
+	}
+	for ; i < n; i++ {
+		dst[i] = src[i]
+		acc += byteInWord(src[i], i)
+	}
+	return fold(acc)
+}
+
+// copyWordSum copies n bytes (a multiple of 4) from the 4-byte aligned s
+// to the 4-byte aligned d and returns their sum as native 16-bit words,
+// folded. The words are added whole into a 64-bit sum (RFC 1071 1.2.C:
+// the carries out of the low word are the high word, added back at the
+// fold): on mips32 a load, a store and three instructions per word.
+func copyWordSum(d, s unsafe.Pointer, n int) uint16 {
+	var acc uint64
+	j := 0
+	for ; j+32 <= n; j += 32 {
+		q, r := unsafe.Add(s, j), unsafe.Add(d, j) // constant offsets from q and r
+		w0, w1, w2, w3 := *(*uint32)(q), *(*uint32)(unsafe.Add(q, 4)), *(*uint32)(unsafe.Add(q, 8)), *(*uint32)(unsafe.Add(q, 12))
+		w4, w5, w6, w7 := *(*uint32)(unsafe.Add(q, 16)), *(*uint32)(unsafe.Add(q, 20)), *(*uint32)(unsafe.Add(q, 24)), *(*uint32)(unsafe.Add(q, 28))
+		*(*uint32)(r), *(*uint32)(unsafe.Add(r, 4)), *(*uint32)(unsafe.Add(r, 8)), *(*uint32)(unsafe.Add(r, 12)) = w0, w1, w2, w3
+		*(*uint32)(unsafe.Add(r, 16)), *(*uint32)(unsafe.Add(r, 20)), *(*uint32)(unsafe.Add(r, 24)), *(*uint32)(unsafe.Add(r, 28)) = w4, w5, w6, w7
+		acc += uint64(w0)
+		acc += uint64(w1)
+		acc += uint64(w2)
+		acc += uint64(w3)
+		acc += uint64(w4)
+		acc += uint64(w5)
+		acc += uint64(w6)
+		acc += uint64(w7)
+	}
+	for ; j < n; j += 4 {
+		w := *(*uint32)(unsafe.Add(s, j))
+		*(*uint32)(unsafe.Add(d, j)) = w
+		acc += uint64(w)
+	}
+	// Fold 64 bits to 16: each step's carry comes back in the next.
+	x := uint32(acc) + uint32(acc>>32)
+	if x < uint32(acc>>32) {
+		x++
+	}
+	return fold32(x)
+}
+
+// fold32 reduces a 32-bit one's complement sum with no carry pending
+// (every bit counts) to 16 bits.
+func fold32(x uint32) uint16 {
+	y := x&0xffff + x>>16
+	y = y&0xffff + y>>16
+	return uint16(y)
+}

@@ -1,6 +1,7 @@
 package netstack
 
 import (
+	"bytes"
 	"math/rand"
 	"testing"
 
@@ -67,6 +68,74 @@ func FuzzSum16(f *testing.F) {
 			t.Fatalf("in two pieces at %d: %#04x, reference %#04x", k, got, want)
 		}
 	})
+}
+
+// TestCopySum: copySum copies exactly and sums as sum16 does, for every
+// alignment of source and destination (equal ones take the word loop)
+// and many lengths, all-ones runs included (the 64-bit sum's carries).
+func TestCopySum(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	src := make([]byte, 4096+8)
+	rng.Read(src)
+	ones := make([]byte, 4096+8)
+	for i := range ones {
+		ones[i] = 0xff
+	}
+	for _, mem := range [][]byte{src, ones} {
+		for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 31, 32, 33, 35, 64, 100, 1447, 1448, 1460, 4096} {
+			for so := 0; so < 4; so++ {
+				for do := 0; do < 4; do++ {
+					dst := make([]byte, n+8)
+					rng.Read(dst)
+					guard := append([]byte{}, dst...)
+					b := mem[so : so+n]
+					got := copySum(dst[do:do+n], b)
+					if want := refSum(b); got != want {
+						t.Fatalf("len %d, offsets %d/%d: sum %#04x, reference %#04x", n, so, do, got, want)
+					}
+					if !bytes.Equal(dst[do:do+n], b) || !bytes.Equal(dst[:do], guard[:do]) || !bytes.Equal(dst[do+n:], guard[do+n:]) {
+						t.Fatalf("len %d, offsets %d/%d: copied wrong, or outside dst", n, so, do)
+					}
+				}
+			}
+		}
+	}
+}
+
+// FuzzCopySum: copySum agrees with copy and the reference sum on any
+// bytes at any pair of alignments.
+func FuzzCopySum(f *testing.F) {
+	f.Add([]byte("gowrt copies and sums"), uint8(2), uint8(2))
+	f.Add(make([]byte, 1500), uint8(1), uint8(3))
+	f.Fuzz(func(t *testing.T, b []byte, so, do uint8) {
+		if int(so) > len(b) {
+			return
+		}
+		b = b[so:]
+		dst := make([]byte, len(b)+int(do&7))[do&7:]
+		if got, want := copySum(dst, b), refSum(b); got != want || !bytes.Equal(dst, b) {
+			t.Fatalf("sum %#04x, reference %#04x; copied right: %v", got, want, bytes.Equal(dst, b))
+		}
+	})
+}
+
+// BenchmarkCopySum and its baseline BenchmarkCopyThenSum16 copy and sum a
+// full segment's payload, equally aligned.
+func BenchmarkCopySum(b *testing.B) {
+	src, dst := make([]byte, 1448+2), make([]byte, 1448+2)
+	b.SetBytes(1448)
+	for range b.N {
+		copySum(dst[2:], src[2:])
+	}
+}
+
+func BenchmarkCopyThenSum16(b *testing.B) {
+	src, dst := make([]byte, 1448+2), make([]byte, 1448+2)
+	b.SetBytes(1448)
+	for range b.N {
+		copy(dst[2:], src[2:])
+		sum16(src[2:])
+	}
 }
 
 // BenchmarkSum16 and its baseline BenchmarkGVisorChecksum sum a full

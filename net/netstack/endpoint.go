@@ -229,15 +229,32 @@ func (e *Endpoint) LinkChanged(ls gnet.LinkState) {
 // Receive implements gnet.Handler: it validates the Ethernet framing and
 // copies the borrowed frame once, into a pooled gVisor buffer the stack
 // then owns (it may keep packets long after Receive returns: reassembly,
-// TCP queues).
+// TCP queues). In a receive pass, a TCP segment it can merge has only its
+// payload copied, into the coalescer's chunks, its checksum verified in
+// the same pass over the bytes (coalesce.go).
 func (e *Endpoint) Receive(frame []byte) {
-	typ, d := e.accept(frame)
+	typ, d, mac := e.accept(frame)
 	if d == nil {
 		return
 	}
+	if e.passes > 0 && e.coalesce && typ == etherTypeIPv4 {
+		if s, ok := mergeable(frame, mac); ok && s.plen > 0 {
+			if e.held.n > 0 && !e.held.continues(frame, s) {
+				e.deliverHeld(d)
+			}
+			if e.held.addCopy(frame, s) {
+				if s.flags&uint8(header.TCPFlagPsh) != 0 || e.held.n == maxCoalesce {
+					e.deliverHeld(d) // the sender's push, or full
+				}
+				return
+			}
+			// A wrong checksum: the frame goes up alone, after what is
+			// held, for the stack to drop and count.
+		}
+	}
 	v := buffer.NewViewSize(len(frame))
 	copy(v.AsSlice(), frame) // a fresh view: nobody else sees it yet
-	e.receive(d, typ, v)
+	e.receive(d, mac, typ, v)
 }
 
 // ReceiveView delivers a frame the caller already holds in a gVisor
@@ -248,22 +265,22 @@ func (e *Endpoint) Receive(frame []byte) {
 // memory meanwhile, the caller passes only frames the stack does not
 // rewrite in place (see net/bridge).
 func (e *Endpoint) ReceiveView(v *buffer.View) {
-	typ, d := e.accept(v.AsSlice())
+	typ, d, mac := e.accept(v.AsSlice())
 	if d == nil {
 		v.Release()
 		return
 	}
-	e.receive(d, typ, v)
+	e.receive(d, mac, typ, v)
 }
 
 // receive delivers an accepted frame, held in v, or, in a receive pass,
 // holds it to merge with the pass's next ones (coalesce.go). Anything it
 // does not hold goes up after what is held: the stack sees the frames in
 // their order.
-func (e *Endpoint) receive(d stack.NetworkDispatcher, typ uint16, v *buffer.View) {
+func (e *Endpoint) receive(d stack.NetworkDispatcher, mac tcpip.LinkAddress, typ uint16, v *buffer.View) {
 	if e.passes > 0 && e.coalesce && typ == etherTypeIPv4 {
 		b := v.AsSlice()
-		s, ok := mergeable(b, string(e.LinkAddress()))
+		s, ok := mergeable(b, mac)
 		var sum uint16
 		if ok {
 			sum, ok = verify(b, s)
@@ -334,16 +351,20 @@ func (e *Endpoint) ReceivePassDone() {
 }
 
 // accept checks a received frame's framing and that the endpoint is
-// attached, counting what it refuses. It returns the EtherType and the
-// stack's dispatcher, or a nil dispatcher for a refused frame.
-func (e *Endpoint) accept(b []byte) (uint16, stack.NetworkDispatcher) {
+// attached, counting what it refuses. It returns the EtherType, the
+// stack's dispatcher and the link address, with a nil dispatcher for a
+// refused frame.
+func (e *Endpoint) accept(b []byte) (uint16, stack.NetworkDispatcher, tcpip.LinkAddress) {
 	n := len(b)
 	if n < gnet.EthHeaderLen {
 		e.Stats.RxMalformed.Add(1)
-		return 0, nil
+		return 0, nil, ""
 	}
+	e.mu.RLock()
+	d, mtu, addr := e.dispatcher, e.mtu, e.addr
+	e.mu.RUnlock()
 	typ := binary.BigEndian.Uint16(b[12:14])
-	max := int(e.MTU()) + gnet.EthHeaderLen
+	max := int(mtu) + gnet.EthHeaderLen
 	if typ == 0x8100 {
 		// A tagged frame may carry a full MTU; gVisor has no VLAN
 		// sub-interfaces, so it will drop it as an unknown protocol, but
@@ -352,19 +373,16 @@ func (e *Endpoint) accept(b []byte) (uint16, stack.NetworkDispatcher) {
 	}
 	if n > max {
 		e.Stats.RxOversize.Add(1)
-		return 0, nil
+		return 0, nil, ""
 	}
 	if typ < gnet.MinTypeValue {
 		e.Stats.RxUnsupported.Add(1)
-		return 0, nil
+		return 0, nil, ""
 	}
-	e.mu.RLock()
-	d := e.dispatcher
-	e.mu.RUnlock()
 	if d == nil {
 		e.Stats.RxNotAttached.Add(1)
 	}
-	return typ, d
+	return typ, d, addr
 }
 
 // deliver hands an accepted frame, held in v, to the stack; the packet

@@ -59,15 +59,19 @@ func resets(frames [][]byte) int {
 // own check (counted malformed, not answered), while the valid ones,
 // which the Endpoint vouched for, are taken (each answered with a RST).
 func TestCorruptSegmentReachesStackChecked(t *testing.T) {
-	e, n, s := verifyingStack(t)
-	bad := seg{seq: 1100, payload: payload(1000, 2)}.frame()
-	bad[len(bad)-10] ^= 0x40
-	inPass(e, seg{seq: 100, payload: payload(1000, 1)}.frame(), bad, seg{seq: 2100, payload: payload(1000, 3)}.frame())
-	if got := s.Stats().NICs.MalformedL4RcvdPackets.Value(); got != 1 {
-		t.Errorf("stack counted %d malformed segments, want the corrupted one", got)
-	}
-	if got := resets(n.frames); got != 2 {
-		t.Errorf("stack answered %d segments, want the 2 valid ones", got)
+	for name, deliver := range deliveries {
+		t.Run(name, func(t *testing.T) {
+			e, n, s := verifyingStack(t)
+			bad := seg{seq: 1100, payload: payload(1000, 2)}.frame()
+			bad[len(bad)-10] ^= 0x40
+			inPassBy(e, deliver, seg{seq: 100, payload: payload(1000, 1)}.frame(), bad, seg{seq: 2100, payload: payload(1000, 3)}.frame())
+			if got := s.Stats().NICs.MalformedL4RcvdPackets.Value(); got != 1 {
+				t.Errorf("stack counted %d malformed segments, want the corrupted one", got)
+			}
+			if got := resets(n.frames); got != 2 {
+				t.Errorf("stack answered %d segments, want the 2 valid ones", got)
+			}
+		})
 	}
 }
 
