@@ -3,6 +3,7 @@ package forward
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"net/netip"
 	"strings"
 	"sync"
@@ -488,6 +489,66 @@ func TestLANInputGoesUp(t *testing.T) {
 	g.lan.Receive(f)
 	if g.lanUp.count() != 1 || g.f.Table().Stats().Conns != 0 {
 		t.Fatalf("stack got %d frames, table has %d connections", g.lanUp.count(), g.f.Table().Stats().Conns)
+	}
+}
+
+// TestLANInputLent: a borrowed frame for the router from the LAN (the lent
+// path, processLent) meets the input chain and, accepted, goes up to the
+// stack borrowed and unchanged, counted as local; refused, it is dropped
+// and counted, and the stack never sees it. The chain's last acceptance
+// is remembered per flow and per ruleset: another port, or the same flow
+// after the rules changed, is judged again.
+func TestLANInputLent(t *testing.T) {
+	copyingNICs = true
+	g := newRig(t)
+	copyingNICs = false
+	ruleset := func(extra string) *firewall.Ruleset {
+		fw, err := firewall.Load(mustUCI(t, firewall.DefaultText+extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules, err := fw.Compile(map[string]int{"lan": 0, "wan": 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rules
+	}
+	const drop = `
+config rule
+	option src 'lan'
+	option proto 'tcp'
+	option dest_port '%d'
+	option target 'DROP'
+`
+	noTelnet, noHTTP := ruleset(fmt.Sprintf(drop, 23)), ruleset(fmt.Sprintf(drop, 80))
+	from := netip.AddrPortFrom(host, 40000)
+	var up, drops uint64
+	for i, tc := range []struct {
+		rules *firewall.Ruleset
+		port  uint16
+		taken bool
+	}{{noTelnet, 80, true}, {noTelnet, 80, true}, {noTelnet, 23, false}, {noTelnet, 80, true}, {noHTTP, 80, false}, {noHTTP, 23, true}} {
+		g.f.SetRules(tc.rules)
+		f := frame(lanMAC, hostMAC, from, netip.AddrPortFrom(lanAddr.Addr(), tc.port), protoTCP, 64, tcpSYN())
+		lent := bytes.Clone(f)
+		if !g.lan.ReceiveLent(lent) {
+			t.Fatalf("frame %d: not taken borrowed", i)
+		}
+		if tc.taken {
+			up++
+		} else {
+			drops++
+		}
+		if got := uint64(g.lanUp.count()); got != up || g.f.Stats.InputDrop.Load() != drops || g.f.Stats.Local.Load() != up {
+			t.Fatalf("frame %d (port %d): stack got %d frames (want %d), input drops %d (want %d), local %d",
+				i, tc.port, got, up, g.f.Stats.InputDrop.Load(), drops, g.f.Stats.Local.Load())
+		}
+		if !bytes.Equal(lent, f) || tc.taken && !bytes.Equal(g.lanUp.frames[up-1], f) {
+			t.Fatalf("frame %d: the frame was changed", i)
+		}
+	}
+	if g.f.Table().Stats().Conns != 0 {
+		t.Fatal("the router's own traffic from the LAN entered the connection table")
 	}
 }
 

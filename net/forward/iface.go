@@ -77,6 +77,9 @@ type Iface struct {
 	// Forwarder's counters: two atomic adds per frame cost about 35
 	// instructions on mips32 (natbench).
 	fastSent uint32
+	// accepted remembers the input chain's last acceptance on
+	// inputLent's path (receive-side state, as lent is).
+	accepted inputMemo
 }
 
 // lentTxBuf is a TxBuf over an interface's lent buffer, for a NIC that
