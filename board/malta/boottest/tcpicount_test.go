@@ -220,7 +220,7 @@ func icountSample(ns *netns.NS, dir string) (tcpCounters, error) {
 // icountMeasure takes b.N samples of transfers in direction dir from the
 // system in v, reports their cost and returns the instructions per byte.
 func icountMeasure(b *testing.B, ns *netns.NS, console func() string, dir string, deterministic bool, sample func() (tcpCounters, error)) float64 {
-	var up, busy, segs, bytes, retrans, mallocs uint64
+	var up, busy, segs, bytes, retrans, mallocs, irqs uint64
 	for range b.N {
 		d, err := sample()
 		if err != nil {
@@ -230,14 +230,15 @@ func icountMeasure(b *testing.B, ns *netns.NS, console func() string, dir string
 		if strings.HasSuffix(dir, "up") {
 			s = d.segsIn
 		}
-		b.Logf("%s: %d instructions, %d segments in, %d out, %d retransmits, %d mallocs",
-			dir, d.busy, d.segsIn, d.segsOut, d.retransmits, d.mallocs)
+		b.Logf("%s: %d instructions, %d segments in, %d out, %d retransmits, %d mallocs, %d interrupts",
+			dir, d.busy, d.segsIn, d.segsOut, d.retransmits, d.mallocs, d.interrupts)
 		busy += d.busy
 		up += d.uptime
 		segs += s
 		bytes += uint64(icountBytes(dir))
 		retrans += d.retransmits
 		mallocs += d.mallocs
+		irqs += uint64(d.interrupts)
 	}
 	// The firmware's last report: TCP counters, the bridge's drops, the
 	// driver's state (Linux prints none of these).
@@ -260,6 +261,7 @@ func icountMeasure(b *testing.B, ns *netns.NS, console func() string, dir string
 	b.ReportMetric(float64(bytes)/float64(segs), "bytes/segment")
 	b.ReportMetric(float64(retrans)/float64(b.N), "retransmits/op")
 	b.ReportMetric(float64(mallocs)/float64(segs), "mallocs/segment")
+	b.ReportMetric(float64(segs)/float64(irqs), "segments/interrupt")
 	if !deterministic {
 		b.ReportMetric(100*float64(busy)/float64(up), "busy-%")
 		b.ReportMetric(float64(bytes)*8/(float64(up)/1e9)/1e6, "Mbit/s")
@@ -285,11 +287,12 @@ func icountXfer(ns *netns.NS, dir, mode string, n int) (string, error) {
 // tcpCounters is routertest's /debug/gowrt/counters.
 type tcpCounters struct {
 	uptime, busy, segsIn, segsOut, retransmits, mallocs uint64
+	interrupts                                          uint32 // all sources; wraps
 }
 
 func (c tcpCounters) sub(o tcpCounters) tcpCounters {
 	return tcpCounters{c.uptime - o.uptime, c.busy - o.busy, c.segsIn - o.segsIn, c.segsOut - o.segsOut,
-		c.retransmits - o.retransmits, c.mallocs - o.mallocs}
+		c.retransmits - o.retransmits, c.mallocs - o.mallocs, c.interrupts - o.interrupts}
 }
 
 // counters reads the system's /debug/gowrt/counters.
@@ -299,8 +302,8 @@ func counters(ns *netns.NS) (tcpCounters, error) {
 		return tcpCounters{}, fmt.Errorf("counters: %v: %s", err, out)
 	}
 	var c tcpCounters
-	if _, err := fmt.Sscanf(strings.TrimSpace(out), "uptime_ns=%d busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d",
-		&c.uptime, &c.busy, &c.segsIn, &c.segsOut, &c.retransmits, &c.mallocs); err != nil {
+	if _, err := fmt.Sscanf(strings.TrimSpace(out), "uptime_ns=%d busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d interrupts=%d",
+		&c.uptime, &c.busy, &c.segsIn, &c.segsOut, &c.retransmits, &c.mallocs, &c.interrupts); err != nil {
 		return tcpCounters{}, fmt.Errorf("counters %q: %v", out, err)
 	}
 	return c, nil

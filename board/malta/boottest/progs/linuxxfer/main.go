@@ -205,10 +205,15 @@ func serveCounters(addr string) error {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
+		irqs, err := interrupts()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		fmt.Fprintf(w, "uptime_ns=%d busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d\n",
-			up, busy, rx, tx, retrans, ms.Mallocs)
+		fmt.Fprintf(w, "uptime_ns=%d busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d interrupts=%d\n",
+			up, busy, rx, tx, retrans, ms.Mallocs, irqs)
 	})
 	go http.Serve(ln, mux)
 	return nil
@@ -246,6 +251,22 @@ func busyTimes() (uptime, busy uint64, err error) {
 	}
 	uptime = uint64(ts.Nano())
 	return uptime, uptime - min(idle, uptime), nil
+}
+
+// interrupts returns the interrupts serviced since boot, all sources
+// (the tick's too): /proc/stat's "intr" line, whose first number is the
+// total.
+func interrupts() (uint64, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "intr" {
+			return strconv.ParseUint(f[1], 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("/proc/stat: no intr line")
 }
 
 // userHz is the unit of /proc/stat's times (USER_HZ, fixed at 100 in the

@@ -109,8 +109,8 @@ func main() {
 			// counters count a packet of many segments once (cut
 			// by the link when sending, merged when receiving).
 			t, ls := r.Stack().Stats().TCP, r.LANLinkStats()
-			fmt.Fprintf(w, "uptime_ns=%d busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d\n",
-				in.Uptime, in.Uptime-in.Idle, ls.RxFrames.Load(), ls.TxFrames.Load(), t.Retransmits.Value(), mallocs())
+			fmt.Fprintf(w, "uptime_ns=%d busy_ns=%d segs_in=%d segs_out=%d retransmits=%d mallocs=%d interrupts=%d\n",
+				in.Uptime, in.Uptime-in.Idle, ls.RxFrames.Load(), ls.TxFrames.Load(), t.Retransmits.Value(), mallocs(), in.Interrupts)
 		case "/debug/gowrt/balloon":
 			// Memory pressure for TestRouterSmallRAM: the heap is
 			// filled towards the runtime's memory limit, each page
