@@ -94,6 +94,10 @@ type tcpSeg struct {
 	plen  int // payload length
 	seq   uint32
 	flags uint8
+	// hsum is the sum over the pseudo-header and the TCP header, its
+	// checksum field included: with the payload's sum added, 0xffff if
+	// the TCP checksum is right.
+	hsum uint16
 }
 
 const (
@@ -117,10 +121,15 @@ func mergeable(b []byte, mac tcpip.LinkAddress) (tcpSeg, bool) {
 	s.thl = int(b[tcpOff+12]>>4) * 4
 	s.flags = b[tcpOff+13]
 	if ipOff+tot > len(b) || s.thl < header.TCPMinimumSize || header.IPv4MinimumSize+s.thl > tot ||
-		s.flags&^uint8(header.TCPFlagPsh) != uint8(header.TCPFlagAck) || sum16(b[ipOff:tcpOff]) != 0xffff {
+		s.flags&^uint8(header.TCPFlagPsh) != uint8(header.TCPFlagAck) {
+		return s, false
+	}
+	ipSum, tcpSum := headerSums(b, s.thl)
+	if ipSum != 0xffff {
 		return s, false
 	}
 	s.plen = tot - header.IPv4MinimumSize - s.thl
+	s.hsum = fold(uint32(tcpSum) + uint32(header.TCPProtocolNumber) + uint32(s.thl+s.plen))
 	if s.plen == 0 && s.flags != uint8(header.TCPFlagAck) {
 		return s, false
 	}
@@ -183,16 +192,46 @@ func equal[T ~string | ~[]byte](a []byte, b T) bool {
 // and returns its payload's sum.
 func verify(b []byte, s tcpSeg) (uint16, bool) {
 	p := sum16(b[tcpOff+s.thl : tcpOff+s.thl+s.plen])
-	return p, fold(uint32(headerSum(b, s))+uint32(p)) == 0xffff
+	return p, fold(uint32(s.hsum)+uint32(p)) == 0xffff
 }
 
-// headerSum is the sum over segment s's pseudo-header and TCP header
-// (its checksum field included): with the payload's sum added, 0xffff if
-// the checksum is right. The addresses and the TCP header are one run of
-// bytes in the frame (no IP options); the pseudo-header's zero byte,
-// protocol and TCP length are added as a word.
-func headerSum(b []byte, s tcpSeg) uint16 {
-	return fold(uint32(sum16(b[ipOff+12:tcpOff+s.thl])) + uint32(header.TCPProtocolNumber) + uint32(s.thl+s.plen))
+// headerSums returns the sums over frame b's IPv4 header (without
+// options: 0xffff if its checksum is right) and over its addresses and
+// the thl bytes of TCP header after it (with the pseudo-header's other
+// fields, the start of the TCP checksum's sum). The three runs (the IPv4
+// header before the addresses, the addresses, the TCP header) are summed
+// once each, as halfwords, which a frame's even offsets keep aligned: a
+// fifth of sum16's instructions for these few bytes, which it would take
+// in three calls, each with its own alignment steps.
+func headerSums(b []byte, thl int) (ip, tcp uint16) {
+	b = b[:tcpOff+thl]
+	if uintptr(unsafe.Pointer(&b[0]))&1 != 0 {
+		a := uint32(sum16(b[ipOff+12 : ipOff+20]))
+		return fold(uint32(sum16(b[ipOff:ipOff+12])) + a), fold(a + uint32(sum16(b[tcpOff:])))
+	}
+	p := unsafe.Pointer(&b[0])
+	s1, s2, s3 := halfSum(unsafe.Add(p, ipOff), 12), halfSum(unsafe.Add(p, ipOff+12), 8), halfSum(unsafe.Add(p, tcpOff), thl)
+	ip, tcp = fold(s1+s2), fold(s2+s3)
+	if littleEndian {
+		ip, tcp = bits.ReverseBytes16(ip), bits.ReverseBytes16(tcp)
+	}
+	return ip, tcp
+}
+
+// halfSum adds the n/2 native halfwords at the 2-byte aligned p (n even
+// and under 128 KiB, so that the sum cannot overflow).
+func halfSum(p unsafe.Pointer, n int) uint32 {
+	var s uint32
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		q := unsafe.Add(p, i)
+		s += uint32(*(*uint16)(q)) + uint32(*(*uint16)(unsafe.Add(q, 2))) +
+			uint32(*(*uint16)(unsafe.Add(q, 4))) + uint32(*(*uint16)(unsafe.Add(q, 6)))
+	}
+	for ; i < n; i += 2 {
+		s += uint32(*(*uint16)(unsafe.Add(p, i)))
+	}
+	return s
 }
 
 // holdAck holds pure ACK s in frame v in place of a held one it
@@ -232,7 +271,7 @@ func (c *coalescer) addCopy(b []byte, s tcpSeg) bool {
 	w := v.Size()
 	v.Grow(len(pay))
 	p := copySum(v.AsSlice()[w:], pay)
-	if fold(uint32(headerSum(b, s))+uint32(p)) != 0xffff {
+	if fold(uint32(s.hsum)+uint32(p)) != 0xffff {
 		v.CapLength(w)
 		if w == 0 { // the chunk room opened for it
 			v.Release()
