@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/gowrt/gowrt/barrier"
 	"github.com/gowrt/gowrt/busdma"
@@ -269,6 +270,25 @@ func TestIdentify(t *testing.T) {
 // endians under several seeds: what goes out is what the driver was given
 // (padded to 60 bytes), what comes in is what the wire carried (FCS
 // stripped), and the model reports no misuse.
+// TestTxPayloadWordAligned: a copied frame starts txAlign bytes into its
+// slot, so that a TCP/IP payload (after 66 or 54 header bytes) lands on a
+// word, in memory and in the address the chip is given (TestExchange
+// shows the frames still go out whole).
+func TestTxPayloadWordAligned(t *testing.T) {
+	r := newRig(t, 1, false, wrong{})
+	for i := range r.nic.tx {
+		s := &r.nic.tx[i]
+		for _, hdr := range []int{14 + 20 + 32, 14 + 20 + 20} {
+			if uintptr(unsafe.Pointer(&s.buf[hdr]))%4 != 0 || (s.pa+uint32(hdr))%4 != 0 {
+				t.Fatalf("slot %d: a payload after %d header bytes is at %p, bus address %#x", i, hdr, &s.buf[hdr], s.pa+uint32(hdr))
+			}
+		}
+		if len(s.buf) < maxFrame {
+			t.Fatalf("slot %d: %d bytes of buffer for frames of up to %d", i, len(s.buf), maxFrame)
+		}
+	}
+}
+
 func TestExchange(t *testing.T) {
 	sizes := []int{14, 59, 60, 61, 100, 1000, 1514, 1518}
 	for _, be := range []bool{false, true} {
