@@ -2,6 +2,7 @@ package netstack
 
 import (
 	"encoding/binary"
+	"github.com/gowrt/gowrt/net/inetsum"
 	"math/bits"
 	"unsafe"
 
@@ -129,7 +130,7 @@ func mergeable(b []byte, mac tcpip.LinkAddress) (tcpSeg, bool) {
 		return s, false
 	}
 	s.plen = tot - header.IPv4MinimumSize - s.thl
-	s.hsum = fold(uint32(tcpSum) + uint32(header.TCPProtocolNumber) + uint32(s.thl+s.plen))
+	s.hsum = inetsum.Fold(uint32(tcpSum) + uint32(header.TCPProtocolNumber) + uint32(s.thl+s.plen))
 	if s.plen == 0 && s.flags != uint8(header.TCPFlagAck) {
 		return s, false
 	}
@@ -191,8 +192,8 @@ func equal[T ~string | ~[]byte](a []byte, b T) bool {
 // verify reports whether segment s of frame b has a valid TCP checksum,
 // and returns its payload's sum.
 func verify(b []byte, s tcpSeg) (uint16, bool) {
-	p := sum16(b[tcpOff+s.thl : tcpOff+s.thl+s.plen])
-	return p, fold(uint32(s.hsum)+uint32(p)) == 0xffff
+	p := inetsum.Sum(b[tcpOff+s.thl : tcpOff+s.thl+s.plen])
+	return p, inetsum.Fold(uint32(s.hsum)+uint32(p)) == 0xffff
 }
 
 // headerSums returns the sums over frame b's IPv4 header (without
@@ -206,13 +207,13 @@ func verify(b []byte, s tcpSeg) (uint16, bool) {
 func headerSums(b []byte, thl int) (ip, tcp uint16) {
 	b = b[:tcpOff+thl]
 	if uintptr(unsafe.Pointer(&b[0]))&1 != 0 {
-		a := uint32(sum16(b[ipOff+12 : ipOff+20]))
-		return fold(uint32(sum16(b[ipOff:ipOff+12])) + a), fold(a + uint32(sum16(b[tcpOff:])))
+		a := uint32(inetsum.Sum(b[ipOff+12 : ipOff+20]))
+		return inetsum.Fold(uint32(inetsum.Sum(b[ipOff:ipOff+12])) + a), inetsum.Fold(a + uint32(inetsum.Sum(b[tcpOff:])))
 	}
 	p := unsafe.Pointer(&b[0])
 	s1, s2, s3 := halfSum(unsafe.Add(p, ipOff), 12), halfSum(unsafe.Add(p, ipOff+12), 8), halfSum(unsafe.Add(p, tcpOff), thl)
-	ip, tcp = fold(s1+s2), fold(s2+s3)
-	if littleEndian {
+	ip, tcp = inetsum.Fold(s1+s2), inetsum.Fold(s2+s3)
+	if inetsum.LittleEndian {
 		ip, tcp = bits.ReverseBytes16(ip), bits.ReverseBytes16(tcp)
 	}
 	return ip, tcp
@@ -270,8 +271,8 @@ func (c *coalescer) addCopy(b []byte, s tcpSeg) bool {
 	v := c.room(pay)
 	w := v.Size()
 	v.Grow(len(pay))
-	p := copySum(v.AsSlice()[w:], pay)
-	if fold(uint32(s.hsum)+uint32(p)) != 0xffff {
+	p := inetsum.CopySum(v.AsSlice()[w:], pay)
+	if inetsum.Fold(uint32(s.hsum)+uint32(p)) != 0xffff {
 		v.CapLength(w)
 		if w == 0 { // the chunk room opened for it
 			v.Release()
@@ -321,7 +322,7 @@ func (c *coalescer) note(b []byte, s tcpSeg, p uint16) {
 	if c.size&1 == 1 { // the payload starts at an odd offset of the merged one
 		p = bits.ReverseBytes16(p)
 	}
-	c.sum = uint32(fold(c.sum + uint32(p)))
+	c.sum = uint32(inetsum.Fold(c.sum + uint32(p)))
 	c.n++
 	c.size += s.plen
 	c.next = s.seq + uint32(s.plen)
@@ -344,17 +345,17 @@ func (c *coalescer) merged() buffer.Buffer {
 	ip := header.IPv4(h[ipOff:tcpOff])
 	ip.SetTotalLength(uint16(header.IPv4MinimumSize + thl + c.size))
 	ip.SetChecksum(0)
-	ip.SetChecksum(^sum16(ip))
+	ip.SetChecksum(^inetsum.Sum(ip))
 	tcp := header.TCP(h[tcpOff:])
 	if c.psh {
 		tcp.SetFlags(uint8(tcp.Flags() | header.TCPFlagPsh))
 	}
 	tcp.SetChecksum(0)
-	var ck checksummer
-	ck.add(h[ipOff+12 : ipOff+20])
-	ck.add([]byte{0, uint8(header.TCPProtocolNumber), byte((thl + c.size) >> 8), byte(thl + c.size)})
-	ck.add(tcp)
-	tcp.SetChecksum(^fold(uint32(ck.sum()) + c.sum))
+	var ck inetsum.Checksummer
+	ck.Add(h[ipOff+12 : ipOff+20])
+	ck.Add([]byte{0, uint8(header.TCPProtocolNumber), byte((thl + c.size) >> 8), byte(thl + c.size)})
+	ck.Add(tcp)
+	tcp.SetChecksum(^inetsum.Fold(uint32(ck.Sum()) + c.sum))
 
 	buf := buffer.MakeWithView(buffer.NewViewWithData(h))
 	for i, v := range c.views[:c.nv] {

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/inetsum"
 	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
@@ -213,13 +214,13 @@ func (s *segmenter) next(t *txPacket) {
 	}
 	tcp.SetFlags(uint8(flags))
 	tcp.SetChecksum(0)
-	var c checksummer
-	c.add(s.pseudoHeader(tcpLen))
-	c.add(tcp)
+	var c inetsum.Checksummer
+	c.Add(s.pseudoHeader(tcpLen))
+	c.Add(tcp)
 	for _, b := range t.segs[1:] {
-		c.add(b)
+		c.Add(b)
 	}
-	tcp.SetChecksum(^c.sum())
+	tcp.SetChecksum(^c.Sum())
 	s.n++
 }
 

@@ -1,4 +1,4 @@
-package netstack
+package inetsum
 
 import (
 	"bytes"
@@ -19,19 +19,19 @@ func TestSum16(t *testing.T) {
 		for off := 0; off < 8; off++ {
 			b := mem[off : off+n]
 			want := refSum(b)
-			if got := sum16(b); got != want {
+			if got := Sum(b); got != want {
 				t.Fatalf("len %d at offset %d: sum16 %#04x, reference %#04x", n, off, got, want)
 			}
 			if g := checksum.Checksum(b, 0); g != want && !(g == 0xffff && want == 0) && !(g == 0 && want == 0xffff) {
 				t.Fatalf("len %d at offset %d: reference %#04x disagrees with gVisor's %#04x", n, off, want, g)
 			}
-			var c checksummer
+			var c Checksummer
 			for rest := b; len(rest) > 0; {
 				k := min(len(rest), 1+rng.Intn(40))
-				c.add(rest[:k])
+				c.Add(rest[:k])
 				rest = rest[k:]
 			}
-			if got := c.sum(); got != want && !(got == 0xffff && want == 0) {
+			if got := c.Sum(); got != want && !(got == 0xffff && want == 0) {
 				t.Fatalf("len %d at offset %d in pieces: %#04x, reference %#04x", n, off, got, want)
 			}
 		}
@@ -41,7 +41,7 @@ func TestSum16(t *testing.T) {
 	for i := range ones {
 		ones[i] = 0xff
 	}
-	if got, want := sum16(ones), refSum(ones); got != want {
+	if got, want := Sum(ones), refSum(ones); got != want {
 		t.Fatalf("all ones: %#04x, reference %#04x", got, want)
 	}
 }
@@ -57,14 +57,14 @@ func FuzzSum16(f *testing.F) {
 		}
 		b = b[off:]
 		want := refSum(b)
-		if got := sum16(b); got != want {
+		if got := Sum(b); got != want {
 			t.Fatalf("sum16 %#04x, reference %#04x", got, want)
 		}
-		var c checksummer
+		var c Checksummer
 		k := min(int(cut), len(b))
-		c.add(b[:k])
-		c.add(b[k:])
-		if got := c.sum(); got != want && !(got == 0xffff && want == 0) {
+		c.Add(b[:k])
+		c.Add(b[k:])
+		if got := c.Sum(); got != want && !(got == 0xffff && want == 0) {
 			t.Fatalf("in two pieces at %d: %#04x, reference %#04x", k, got, want)
 		}
 	})
@@ -89,7 +89,7 @@ func TestCopySum(t *testing.T) {
 					rng.Read(dst)
 					guard := append([]byte{}, dst...)
 					b := mem[so : so+n]
-					got := copySum(dst[do:do+n], b)
+					got := CopySum(dst[do:do+n], b)
 					if want := refSum(b); got != want {
 						t.Fatalf("len %d, offsets %d/%d: sum %#04x, reference %#04x", n, so, do, got, want)
 					}
@@ -113,7 +113,7 @@ func FuzzCopySum(f *testing.F) {
 		}
 		b = b[so:]
 		dst := make([]byte, len(b)+int(do&7))[do&7:]
-		if got, want := copySum(dst, b), refSum(b); got != want || !bytes.Equal(dst, b) {
+		if got, want := CopySum(dst, b), refSum(b); got != want || !bytes.Equal(dst, b) {
 			t.Fatalf("sum %#04x, reference %#04x; copied right: %v", got, want, bytes.Equal(dst, b))
 		}
 	})
@@ -125,7 +125,7 @@ func BenchmarkCopySum(b *testing.B) {
 	src, dst := make([]byte, 1448+2), make([]byte, 1448+2)
 	b.SetBytes(1448)
 	for range b.N {
-		copySum(dst[2:], src[2:])
+		CopySum(dst[2:], src[2:])
 	}
 }
 
@@ -134,35 +134,9 @@ func BenchmarkCopyThenSum16(b *testing.B) {
 	b.SetBytes(1448)
 	for range b.N {
 		copy(dst[2:], src[2:])
-		sum16(src[2:])
+		Sum(src[2:])
 	}
 }
-
-// TestHeaderSums: headerSums agrees with sum16 over the same runs of a
-// frame, at every alignment of the frame (odd ones take sum16 itself) and
-// every TCP header length.
-func TestHeaderSums(t *testing.T) {
-	rng := rand.New(rand.NewSource(13))
-	mem := make([]byte, 128)
-	for range 200 {
-		rng.Read(mem)
-		for off := 0; off < 4; off++ {
-			for thl := 20; thl <= 60; thl += 4 {
-				b := mem[off : off+tcpOff+thl]
-				ip, tcp := headerSums(b, thl)
-				wantIP := sum16(b[ipOff:tcpOff])
-				wantTCP := fold(uint32(sum16(b[ipOff+12:ipOff+20])) + uint32(sum16(b[tcpOff:])))
-				if !sameSum(ip, wantIP) || !sameSum(tcp, wantTCP) {
-					t.Fatalf("offset %d, thl %d: sums %#04x %#04x, want %#04x %#04x", off, thl, ip, tcp, wantIP, wantTCP)
-				}
-			}
-		}
-	}
-}
-
-// sameSum reports whether one's complement sums a and b are equal, the
-// two zeros alike.
-func sameSum(a, b uint16) bool { return a == b || a|b == 0xffff && a&b == 0 }
 
 // BenchmarkSum16 and its baseline BenchmarkGVisorChecksum sum a full
 // segment's payload.
@@ -170,7 +144,7 @@ func BenchmarkSum16(b *testing.B) {
 	p := make([]byte, 1460)
 	b.SetBytes(int64(len(p)))
 	for range b.N {
-		sum16(p)
+		Sum(p)
 	}
 }
 
@@ -180,4 +154,24 @@ func BenchmarkGVisorChecksum(b *testing.B) {
 	for range b.N {
 		checksum.Checksum(p, 0)
 	}
+}
+
+// refSum is RFC 1071's sum, byte by byte: a reference independent of the
+// code under test.
+func refSum(parts ...[]byte) uint16 {
+	var b []byte
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	var s uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		s += uint32(b[i])<<8 | uint32(b[i+1])
+	}
+	if len(b)%2 == 1 {
+		s += uint32(b[len(b)-1]) << 8
+	}
+	for s > 0xffff {
+		s = s>>16 + s&0xffff
+	}
+	return uint16(s)
 }

@@ -1,4 +1,8 @@
-package netstack
+// Package inetsum computes the Internet checksum (RFC 1071), written for
+// 32-bit CPUs: alone (Sum, Checksummer) or while copying (CopySum), for
+// the stack's own checksums and for drivers that complete a checksum as
+// they copy a frame (net.CapTxChecksumCopy).
+package inetsum
 
 import (
 	"encoding/binary"
@@ -6,8 +10,6 @@ import (
 	"unsafe"
 )
 
-// The Internet checksum (RFC 1071), written for 32-bit CPUs.
-//
 // gVisor's checksum package sums eight bytes at a time with
 // math/bits.Add64, which on mips32 is emulated with 32-bit instructions:
 // 129 instructions per 64 bytes in its main loop. Here halfwords are added
@@ -18,13 +20,13 @@ import (
 // swapped once, and a region that starts at an odd offset be summed as if
 // it were even and swapped.
 
-// littleEndian is the CPU's byte order.
-var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+// LittleEndian is the CPU's byte order.
+var LittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
-// sum16 returns the one's complement sum of b, as 16-bit big-endian words
+// Sum returns the one's complement sum of b, as 16-bit big-endian words
 // starting at b[0] (a last odd byte is the high half of a word), folded to
 // 16 bits. It is not complemented.
-func sum16(b []byte) uint16 {
+func Sum(b []byte) uint16 {
 	var acc uint32 // big-endian words and byte halves, folded at the end
 	i := 0
 	for i < len(b) && uintptr(unsafe.Pointer(&b[i]))&3 != 0 {
@@ -33,7 +35,7 @@ func sum16(b []byte) uint16 {
 	}
 	if n := (len(b) - i) &^ 3; n > 0 {
 		w := wordSum(unsafe.Pointer(&b[i]), n)
-		if littleEndian != (i&1 == 1) { // one swap undoes the other
+		if LittleEndian != (i&1 == 1) { // one swap undoes the other
 			w = bits.ReverseBytes16(w)
 		}
 		acc += uint32(w)
@@ -42,7 +44,7 @@ func sum16(b []byte) uint16 {
 	for ; i < len(b); i++ {
 		acc += byteInWord(b[i], i)
 	}
-	return fold(acc)
+	return Fold(acc)
 }
 
 // byteInWord is byte x at offset i as part of its big-endian 16-bit word.
@@ -79,45 +81,45 @@ func wordSum(p unsafe.Pointer, n int) uint16 {
 		for ; j < k; j += 2 {
 			s += uint32(*(*uint16)(unsafe.Add(p, j)))
 		}
-		acc += uint32(fold(s))
+		acc += uint32(Fold(s))
 		n -= k
 		if n > 0 {
 			p = unsafe.Add(p, k)
 		}
 	}
-	return fold(acc)
+	return Fold(acc)
 }
 
-// fold reduces a 32-bit one's complement accumulator to 16 bits.
-func fold(x uint32) uint16 {
+// Fold reduces a 32-bit one's complement accumulator to 16 bits.
+func Fold(x uint32) uint16 {
 	x = x>>16 + x&0xffff
 	x = x>>16 + x&0xffff
 	return uint16(x)
 }
 
-// checksummer sums a byte stream handed over in pieces of any length.
-type checksummer struct {
+// A Checksummer sums a byte stream handed over in pieces of any length.
+type Checksummer struct {
 	acc uint32
 	odd bool // an odd number of bytes so far: the next piece starts mid-word
 }
 
-func (c *checksummer) add(b []byte) {
-	s := sum16(b)
+func (c *Checksummer) Add(b []byte) {
+	s := Sum(b)
 	if c.odd {
 		s = bits.ReverseBytes16(s)
 	}
-	c.acc = uint32(fold(c.acc + uint32(s)))
+	c.acc = uint32(Fold(c.acc + uint32(s)))
 	c.odd = c.odd != (len(b)&1 == 1)
 }
 
-// sum returns the folded, uncomplemented sum so far.
-func (c *checksummer) sum() uint16 { return fold(c.acc) }
+// Sum returns the folded, uncomplemented sum so far.
+func (c *Checksummer) Sum() uint16 { return Fold(c.acc) }
 
-// copySum copies src into dst, which must be as long, and returns what
-// sum16(src) would: the copy and the sum read each word once. Words are
-// copied whole when src and dst are equally aligned (the coalescer sees
-// to it); otherwise it copies, then sums.
-func copySum(dst, src []byte) uint16 {
+// CopySum copies src into dst, which must be as long, and returns what
+// Sum(src) would: the copy and the sum read each word once. Words are
+// copied whole when src and dst are equally aligned (a caller that picks
+// the destination should see to it); otherwise it copies, then sums.
+func CopySum(dst, src []byte) uint16 {
 	n := len(src)
 	if n == 0 {
 		return 0
@@ -126,7 +128,7 @@ func copySum(dst, src []byte) uint16 {
 	sp, dp := unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0])
 	if (uintptr(sp)^uintptr(dp))&3 != 0 {
 		copy(dst, src)
-		return sum16(src)
+		return Sum(src)
 	}
 	var acc uint32
 	i := 0
@@ -137,7 +139,7 @@ func copySum(dst, src []byte) uint16 {
 	}
 	if k := (n - i) &^ 3; k > 0 {
 		w := copyWordSum(unsafe.Add(dp, i), unsafe.Add(sp, i), k)
-		if littleEndian != (i&1 == 1) { // one swap undoes the other
+		if LittleEndian != (i&1 == 1) { // one swap undoes the other
 			w = bits.ReverseBytes16(w)
 		}
 		acc += uint32(w)
@@ -147,7 +149,7 @@ func copySum(dst, src []byte) uint16 {
 		dst[i] = src[i]
 		acc += byteInWord(src[i], i)
 	}
-	return fold(acc)
+	return Fold(acc)
 }
 
 // copyWordSum copies n bytes (a multiple of 4) from the 4-byte aligned s
