@@ -211,7 +211,28 @@ const (
 	// a kept buffer is owned, not borrowed). A TxBuf it cannot send that
 	// way it treats as any other.
 	CapTxRxBuf
+	// CapTxChecksumCopy: Transmit completes the checksum a TxChecksum
+	// leaves partial, summing the bytes as it copies them anyway
+	// (Linux's CHECKSUM_PARTIAL, done by the driver's copy rather than
+	// the hardware). A wrapper advertises it only if every frame it
+	// passes on gets its checksum: from a NIC below that completes it,
+	// or from the wrapper itself.
+	CapTxChecksumCopy
 )
+
+// A TxChecksum is a TxBuf whose frame may have one Internet checksum (RFC
+// 1071) left to complete, by a NIC with CapTxChecksumCopy or whoever
+// stands in for it: the 16-bit big-endian field at byte field of the
+// frame, which holds the sum of what the checksum covers outside the
+// frame (a pseudo-header), is to become the checksum of the frame's bytes
+// from start to its end, the field included (inetsum.Checksum of their
+// sum). The field lies in Segments()[0], which the completer may write.
+type TxChecksum interface {
+	TxBuf
+	// ChecksumPartial returns start and field, or ok false for a frame
+	// whose checksums are complete.
+	ChecksumPartial() (start, field int, ok bool)
+}
 
 // ErrTxFull is returned by NIC.Transmit when the TX ring has no free
 // descriptor. The caller keeps ownership of the TxBuf.

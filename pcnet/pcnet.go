@@ -39,6 +39,7 @@
 package pcnet
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"reflect"
@@ -50,6 +51,7 @@ import (
 	"github.com/gowrt/gowrt/barrier"
 	"github.com/gowrt/gowrt/busdma"
 	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/inetsum"
 )
 
 // Frame sizes.
@@ -695,7 +697,7 @@ func (n *NIC) MTU() int { return gnet.DefaultMTU }
 // It sends a buffer kept from a pcnet on the same DMA platform without
 // copying it (CapTxRxBuf).
 func (n *NIC) Capabilities() gnet.Capabilities {
-	return gnet.CapTxCopy | gnet.CapScatterGather | gnet.CapTxRxBuf
+	return gnet.CapTxCopy | gnet.CapScatterGather | gnet.CapTxRxBuf | gnet.CapTxChecksumCopy
 }
 
 // Link implements net.NIC. The PCnet-PCI II reports no speed; it is a
@@ -1007,6 +1009,19 @@ func (n *NIC) reapRx() {
 	}
 }
 
+// checksumPartial returns where the checksum b leaves partial starts and
+// where its field is (net.TxChecksum), if it leaves one that lies within
+// its l bytes; a frame that asks for a field past its end is sent as it
+// is.
+func checksumPartial(b gnet.TxBuf, l int) (start, field int, ok bool) {
+	c, isPartial := b.(gnet.TxChecksum)
+	if !isPartial {
+		return 0, 0, false
+	}
+	start, field, ok = c.ChecksumPartial()
+	return start, field, ok && start >= 0 && start <= field && field+2 <= l
+}
+
 // reapTx reclaims descriptors the chip has finished with.
 func (n *NIC) reapTx() {
 	n.txMu.Lock()
@@ -1103,8 +1118,15 @@ func (n *NIC) Transmit(b gnet.TxBuf) error {
 		n.txCount.fromRx++
 	} else {
 		kept = nil
-		for _, seg := range b.Segments() {
-			off += copy(s.buf[off:], seg)
+		if start, field, ok := checksumPartial(b, l); ok {
+			// The copy sums what it moves (net.CapTxChecksumCopy).
+			var sum uint16
+			off, sum = inetsum.CopyGather(s.buf, b.Segments(), start)
+			binary.BigEndian.PutUint16(s.buf[field:], inetsum.Checksum(sum))
+		} else {
+			for _, seg := range b.Segments() {
+				off += copy(s.buf[off:], seg)
+			}
 		}
 		for ; off < minFrame; off++ {
 			s.buf[off] = 0

@@ -2,7 +2,9 @@ package pcnet
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -287,6 +289,91 @@ func TestTxPayloadWordAligned(t *testing.T) {
 			t.Fatalf("slot %d: %d bytes of buffer for frames of up to %d", i, len(s.buf), maxFrame)
 		}
 	}
+}
+
+// partialBuf is a txbuf that leaves a checksum partial (net.TxChecksum).
+type partialBuf struct {
+	txbuf
+	start, field int
+}
+
+func (b partialBuf) ChecksumPartial() (int, int, bool) { return b.start, b.field, true }
+
+// TestTxChecksumCompleted: the chip sends a frame whose checksum the
+// TxBuf left partial with that checksum completed (net.CapTxChecksumCopy),
+// whatever the gather list's cuts (odd ones move later bytes to odd
+// offsets); the sender's memory is not written. Without the completion
+// (the field sent as it was) every frame would fail the check.
+func TestTxChecksumCompleted(t *testing.T) {
+	r := newRig(t, 3, false, wrong{})
+	if r.nic.Capabilities()&gnet.CapTxChecksumCopy == 0 {
+		t.Fatal("pcnet does not advertise CapTxChecksumCopy")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	released := 0
+	for i := range 40 {
+		f := frame(i, 60+rng.IntN(1459))
+		start := 14 + 20
+		field := start + 16
+		// The seed: some pseudo-header sum, as a stack leaves it; the
+		// receiver adds the pseudo-header again.
+		seed := uint16(rng.Uint32())
+		binary.BigEndian.PutUint16(f[field:], seed)
+		orig := bytes.Clone(f)
+		var segs [][]byte
+		for rest := f; len(rest) > 0; {
+			k := min(len(rest), 1+rng.IntN(600))
+			if len(segs) == 0 {
+				k = max(k, field+2) // the field in the first segment
+			}
+			segs = append(segs, rest[:k])
+			rest = rest[k:]
+		}
+		for tries := 0; ; tries++ {
+			err := r.nic.Transmit(partialBuf{txbuf{segs: segs, released: &released}, start, field})
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, gnet.ErrTxFull) || tries > 20000 {
+				t.Fatalf("transmit: %v", err)
+			}
+			time.Sleep(50 * time.Microsecond)
+		}
+		if !bytes.Equal(f, orig) {
+			t.Fatalf("frame %d: the sender's memory was written", i)
+		}
+		select {
+		case got := <-r.sent:
+			got = got[:len(f)]
+			if !bytes.Equal(got[:field], f[:field]) || !bytes.Equal(got[field+2:], f[field+2:]) {
+				t.Fatalf("frame %d: bytes other than the checksum changed", i)
+			}
+			if s := fold(uint32(refSum(got[start:])) + uint32(seed)); s != 0xffff {
+				t.Fatalf("frame %d (%d bytes, %d segments): the completed checksum sums to %#04x", i, len(f), len(segs), s)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("frame %d not sent", i)
+		}
+	}
+}
+
+// refSum is RFC 1071's sum, byte by byte.
+func refSum(b []byte) uint16 {
+	var s uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		s += uint32(b[i])<<8 | uint32(b[i+1])
+	}
+	if len(b)%2 == 1 {
+		s += uint32(b[len(b)-1]) << 8
+	}
+	return fold(s)
+}
+
+func fold(s uint32) uint16 {
+	for s > 0xffff {
+		s = s>>16 + s&0xffff
+	}
+	return uint16(s)
 }
 
 func TestExchange(t *testing.T) {

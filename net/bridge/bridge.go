@@ -891,7 +891,7 @@ func (b *Bridge) inputToHost(in int, p *port, frame []byte, deferred bool) bool 
 // source) and reports false, having done nothing, for any other frame
 // and for one that fails a check, which Input then handles and counts.
 // The caller holds the host port's txMu.
-func (b *Bridge) inputFromHost(in int, segs [][]byte, n int) bool {
+func (b *Bridge) inputFromHost(in int, segs [][]byte, n int, sum partialSum) bool {
 	h := segs[0]
 	if len(h) < ethHdrLen || n > ethHdrLen+b.mtu {
 		return false
@@ -931,7 +931,7 @@ func (b *Bridge) inputFromHost(in int, segs [][]byte, n int) bool {
 	p.stats.RxFrames.Add(1)
 	p.stats.RxBytes.Add(uint32(n))
 	p.stats.Forwarded.Add(1)
-	q.count(np.lendGather(&p.rx, segs, n), n)
+	q.count(np.lendGather(&p.rx, segs, n, sum), n)
 	return true
 }
 

@@ -1,11 +1,13 @@
 package bridge
 
 import (
+	"encoding/binary"
 	"errors"
 	"sync"
 	"sync/atomic"
 
 	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/inetsum"
 	"gvisor.dev/gvisor/pkg/buffer"
 )
 
@@ -136,8 +138,56 @@ func (n *HostNIC) MACAddress() gnet.MAC { return n.b.mac }
 func (n *HostNIC) MTU() int { return n.b.mtu }
 
 // Capabilities implements net.NIC: Transmit flattens itself, so gather
-// lists are welcome and spare the Endpoint a copy.
-func (n *HostNIC) Capabilities() gnet.Capabilities { return gnet.CapScatterGather }
+// lists are welcome and spare the Endpoint a copy; and it sees that a
+// checksum the stack left partial (net.TxChecksum) is completed: by the
+// egress NIC's copy if the frame is lent to one that completes it
+// (net.CapTxChecksumCopy), otherwise by its own copy, or in place.
+func (n *HostNIC) Capabilities() gnet.Capabilities {
+	return gnet.CapScatterGather | gnet.CapTxChecksumCopy
+}
+
+// partialSum is where a frame's partial checksum starts and its field
+// (net.TxChecksum), if ok.
+type partialSum struct {
+	start, field int
+	ok           bool
+}
+
+// partialOf returns what tb leaves partial, if it does within its n
+// bytes and with the field in its first segment, as the contract has it.
+func partialOf(tb gnet.TxBuf, segs [][]byte, n int) partialSum {
+	c, ok := tb.(gnet.TxChecksum)
+	if !ok {
+		return partialSum{}
+	}
+	start, field, ok := c.ChecksumPartial()
+	if !ok || start < 0 || start > field || field+2 > len(segs[0]) || field+2 > n {
+		return partialSum{}
+	}
+	return partialSum{start, field, true}
+}
+
+// complete completes p in place, in the frame's first segment.
+func (p partialSum) complete(segs [][]byte) {
+	if p.ok {
+		binary.BigEndian.PutUint16(segs[0][p.field:], inetsum.Checksum(inetsum.SumGather(segs, p.start)))
+	}
+}
+
+// gather copies segs into dst, completing p in dst, and returns the
+// bytes copied.
+func (p partialSum) gather(dst []byte, segs [][]byte) int {
+	if !p.ok {
+		k := 0
+		for _, s := range segs {
+			k += copy(dst[k:], s)
+		}
+		return k
+	}
+	k, sum := inetsum.CopyGather(dst, segs, p.start)
+	binary.BigEndian.PutUint16(dst[p.field:], inetsum.Checksum(sum))
+	return k
+}
 
 // Link implements net.NIC: a virtual port's carrier is always up.
 func (n *HostNIC) Link() gnet.LinkState {
@@ -187,17 +237,15 @@ func (n *HostNIC) Transmit(tb gnet.TxBuf) error {
 	if tb.Len() > gnet.RxBufSize || tb.Len() == 0 || len(segs) == 0 {
 		return errors.New("bridge: frame empty or larger than a bridge buffer")
 	}
+	p := partialOf(tb, segs, tb.Len())
 	if n.b.keepers.Load() == 0 {
 		n.txMu.Lock()
-		if n.b.inputFromHost(n.port, segs, tb.Len()) {
+		if n.b.inputFromHost(n.port, segs, tb.Len(), p) {
 			n.txMu.Unlock()
 			tb.Release()
 			return nil
 		}
-		k := 0
-		for _, s := range segs {
-			k += copy(n.txFlat[k:], s)
-		}
+		k := p.gather(n.txFlat[:], segs)
 		tb.Release()
 		// Borrowed, as from a driver's receive buffer: a port added
 		// meanwhile that keeps frames makes its own copy (Input's
@@ -207,11 +255,7 @@ func (n *HostNIC) Transmit(tb gnet.TxBuf) error {
 		return nil
 	}
 	v := buffer.NewViewSize(tb.Len())
-	b := v.AsSlice() // fresh and unshared: safe to fill in place
-	k := 0
-	for _, s := range segs {
-		k += copy(b[k:], s)
-	}
+	p.gather(v.AsSlice(), segs) // fresh and unshared: safe to fill in place
 	tb.Release()
 	err := n.TransmitView(v)
 	v.Release()

@@ -27,7 +27,7 @@ import (
 func (b *Bridge) AttachNIC(nic gnet.NIC, v PortVLANs) (int, error) {
 	caps := nic.Capabilities()
 	np := &nicPort{b: b, nic: nic, gather: caps&gnet.CapScatterGather != 0, copies: caps&gnet.CapTxCopy != 0,
-		sendsRx: caps&gnet.CapTxRxBuf != 0}
+		sendsRx: caps&gnet.CapTxRxBuf != 0, sums: caps&gnet.CapTxChecksumCopy != 0}
 	p, err := b.AddPort(np, v)
 	if err != nil {
 		return -1, err
@@ -50,6 +50,7 @@ type nicPort struct {
 	gather  bool  // the NIC takes multi-segment TxBufs
 	copies  bool  // the NIC is done with a TxBuf when Transmit returns (CapTxCopy)
 	sendsRx bool  // the NIC sends kept receive buffers in place (CapTxRxBuf)
+	sums    bool  // the NIC completes partial checksums as it copies (CapTxChecksumCopy)
 }
 
 // Receive implements net.Handler: the borrowed frame is bridged at once.
@@ -202,11 +203,15 @@ func (np *nicPort) lend(x *ingress, frame, hdr []byte, rest int) bool {
 // lendGather transmits the frame gathered from segs, n bytes, straight
 // from the memory the bridge borrows: the NIC copies and gathers it
 // (CapTxCopy and CapScatterGather) before Transmit returns.
-func (np *nicPort) lendGather(x *ingress, segs [][]byte, n int) bool {
+func (np *nicPort) lendGather(x *ingress, segs [][]byte, n int, sum partialSum) bool {
+	if !np.sums {
+		sum.complete(segs) // the NIC would send the partial sum as it is
+		sum = partialSum{}
+	}
 	l := &x.lent
-	l.gather, l.n = segs, n
+	l.gather, l.n, l.sum = segs, n, sum
 	err := np.nic.Transmit(l)
-	l.gather, l.n = nil, 0 // keep no reference to the borrowed frame
+	l.gather, l.n, l.sum = nil, 0, partialSum{} // keep no reference to the borrowed frame
 	return err == nil
 }
 
@@ -221,7 +226,11 @@ type lentFrame struct {
 	// of n bytes lent whole (nicPort.lendGather).
 	gather [][]byte
 	n      int
+	sum    partialSum // the gather list's checksum left to the NIC
 }
+
+// ChecksumPartial implements net.TxChecksum.
+func (l *lentFrame) ChecksumPartial() (int, int, bool) { return l.sum.start, l.sum.field, l.sum.ok }
 
 func (l *lentFrame) Segments() [][]byte {
 	if l.gather != nil {

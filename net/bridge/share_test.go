@@ -351,6 +351,9 @@ type copyNIC struct {
 	last []byte // the last frame, in buf
 	lent *byte  // first byte of its first segment
 	segs int
+	// partials counts the frames whose checksum it completed
+	// (CapTxChecksumCopy).
+	partials int
 }
 
 func (*copyNIC) MACAddress() gnet.MAC              { return stC }
@@ -366,6 +369,16 @@ func (n *copyNIC) Transmit(t gnet.TxBuf) error {
 	}
 	if k != t.Len() {
 		return errors.New("copyNIC: Len disagrees with the segments")
+	}
+	if c, ok := t.(gnet.TxChecksum); ok {
+		if start, field, partial := c.ChecksumPartial(); partial {
+			if n.caps&gnet.CapTxChecksumCopy == 0 {
+				return errors.New("copyNIC: a partial checksum, which it does not complete")
+			}
+			// Completed in the copy, as pcnet does, by the reference sum.
+			binary.BigEndian.PutUint16(n.buf[field:], ^refSum(n.buf[start:k]))
+			n.partials++
+		}
 	}
 	n.n++
 	n.last, n.lent, n.segs = n.buf[:k], &t.Segments()[0][0], len(t.Segments())
@@ -742,4 +755,91 @@ func TestHostBatchSpansPorts(t *testing.T) {
 	if late.Begun != 1 || late.Open != 0 {
 		t.Fatalf("the late port is not in the next batch: begun %d, open %d", late.Begun, late.Open)
 	}
+}
+
+// partialTx is a listTx that leaves a checksum partial (net.TxChecksum).
+type partialTx struct {
+	listTx
+	start, field int
+}
+
+func (g *partialTx) ChecksumPartial() (int, int, bool) { return g.start, g.field, true }
+
+// refSum is RFC 1071's sum, byte by byte.
+func refSum(b []byte) uint16 {
+	var s uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		s += uint32(b[i])<<8 | uint32(b[i+1])
+	}
+	if len(b)%2 == 1 {
+		s += uint32(b[len(b)-1]) << 8
+	}
+	for s > 0xffff {
+		s = s>>16 + s&0xffff
+	}
+	return uint16(s)
+}
+
+// TestHostTransmitCompletesChecksums: a frame the host sends with a
+// checksum left partial goes out with it completed whatever the way: lent
+// to a NIC that completes it (which gets it partial), lent to one that
+// does not (completed in place by the bridge first), flooded through the
+// host port's buffer, or copied for a port that keeps frames.
+func TestHostTransmitCompletesChecksums(t *testing.T) {
+	b, hn := startedHost(t, DefaultVLANs)
+	if hn.Capabilities()&gnet.CapTxChecksumCopy == 0 {
+		t.Fatal("the host port does not advertise CapTxChecksumCopy")
+	}
+	sums, plain := &copyNIC{caps: gnet.CapScatterGather | gnet.CapTxChecksumCopy}, &copyNIC{caps: gnet.CapScatterGather}
+	for _, n := range []*copyNIC{sums, plain} {
+		if _, err := b.AttachNIC(n, DefaultVLANs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sums.h.Receive(frame(bcast, stA, -1, 0, 46)) // stA is behind sums
+	plain.h.Receive(frame(bcast, stB, -1, 0, 46))
+	const start, field = 34, 50
+	var seed uint16
+	send := func(dst gnet.MAC, size int) []byte {
+		t.Helper()
+		f := frame(dst, brMAC, -1, 0, size)
+		seed = uint16(len(f) * 7919)
+		binary.BigEndian.PutUint16(f[field:], seed)
+		segs := [][]byte{append([]byte{}, f[:66]...), append([]byte{}, f[66:67]...), append([]byte{}, f[67:]...)}
+		g := &partialTx{listTx{segs: segs}, start, field}
+		if err := hn.Transmit(g); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	valid := func(what string, got, f []byte) {
+		t.Helper()
+		if len(got) != len(f) || !bytes.Equal(got[:field], f[:field]) || !bytes.Equal(got[field+2:], f[field+2:]) {
+			t.Fatalf("%s: frame changed beyond its checksum", what)
+		}
+		if s := uint32(refSum(got[start:])) + uint32(seed); s%0xffff != 0 {
+			t.Fatalf("%s: checksum %#04x does not complete the sum", what, binary.BigEndian.Uint16(got[field:]))
+		}
+	}
+	f := send(stA, 300)
+	valid("lent to a completing NIC", sums.last, f)
+	if sums.partials != 1 {
+		t.Fatal("the completing NIC was not left the checksum")
+	}
+	f = send(stB, 301)
+	valid("lent to a plain NIC", plain.last, f)
+	f = send(stC, 302) // unknown: flooded
+	valid("flooded, completing NIC", sums.last, f)
+	valid("flooded, plain NIC", plain.last, f)
+	if sums.partials != 1 {
+		t.Fatal("a flooded frame was left partial")
+	}
+	keeper := &holdNIC{}
+	if _, err := b.AttachNIC(keeper, DefaultVLANs); err != nil {
+		t.Fatal(err)
+	}
+	f = send(stC, 303)
+	valid("kept", keeper.flat(0), f)
+	valid("flooded with a keeper, plain NIC", plain.last, f)
+	keeper.complete()
 }

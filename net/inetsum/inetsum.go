@@ -195,3 +195,65 @@ func fold32(x uint32) uint16 {
 	y = y&0xffff + y>>16
 	return uint16(y)
 }
+
+// CopyGather copies the segments, in order, into dst, which must hold
+// them, and returns the bytes copied and the sum of those from offset
+// start of the frame on (Sum(dst[start:n])): each byte past start is
+// read once, by CopySum. The bytes before start are copied plainly.
+func CopyGather(dst []byte, segs [][]byte, start int) (int, uint16) {
+	n := 0
+	var acc uint32 // one folded sum per segment: no overflow below 64 Ki of them
+	for _, s := range segs {
+		if n+len(s) <= start {
+			n += copy(dst[n:], s)
+			continue
+		}
+		if n < start {
+			k := copy(dst[n:], s[:start-n])
+			n += k
+			s = s[k:]
+		}
+		p := CopySum(dst[n:n+len(s)], s)
+		if (n-start)&1 == 1 { // the segment starts mid-word
+			p = bits.ReverseBytes16(p)
+		}
+		acc += uint32(p)
+		n += len(s)
+	}
+	return n, Fold(acc)
+}
+
+// SumGather returns the sum of the segments' bytes from offset start of
+// the frame they make on.
+func SumGather(segs [][]byte, start int) uint16 {
+	n := 0
+	var acc uint32
+	for _, s := range segs {
+		if n+len(s) <= start {
+			n += len(s)
+			continue
+		}
+		if n < start {
+			s = s[start-n:]
+			n = start
+		}
+		p := Sum(s)
+		if (n-start)&1 == 1 {
+			p = bits.ReverseBytes16(p)
+		}
+		acc += uint32(p)
+		n += len(s)
+	}
+	return Fold(acc)
+}
+
+// Checksum returns the checksum field's value for a sum over everything
+// it covers, the field's seed included: the sum's complement, with 0 sent
+// as 0xffff (the same in one's complement; UDP reserves 0 for "none",
+// RFC 768).
+func Checksum(sum uint16) uint16 {
+	if c := ^sum; c != 0 {
+		return c
+	}
+	return 0xffff
+}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	gnet "github.com/gowrt/gowrt/net"
+	"github.com/gowrt/gowrt/net/inetsum"
 	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/header"
@@ -698,9 +699,10 @@ func (e *Endpoint) writeOffloadedLocked(pkt *stack.PacketBuffer, max int, sg boo
 		return 1, errOversize
 	}
 	e.Stats.TxOffloaded.Add(1)
+	partial := e.caps&gnet.CapTxChecksumCopy != 0
 	for s.more() {
 		t := txPool.Get().(*txPacket)
-		s.next(t)
+		s.next(t, partial)
 		if !sg {
 			t.flatten()
 		}
@@ -782,7 +784,16 @@ type txPacket struct {
 	// hdr holds the headers of a frame cut from an offloaded packet
 	// (segs[0]); its payload stays in pkt's memory.
 	hdr [maxSegHeaders]byte
+	// The TCP checksum the NIC is to complete, if partial
+	// (net.TxChecksum): it sums from sumStart; the field is at sumField.
+	sumStart, sumField int
+	partial            bool
 }
+
+var _ gnet.TxChecksum = (*txPacket)(nil)
+
+// ChecksumPartial implements net.TxChecksum.
+func (t *txPacket) ChecksumPartial() (int, int, bool) { return t.sumStart, t.sumField, t.partial }
 
 var txPool = sync.Pool{New: func() any { return new(txPacket) }}
 
@@ -817,9 +828,15 @@ func (t *txPacket) flatten() {
 	}
 	t.flat = buffer.NewViewSize(t.n)
 	b := t.flat.AsSlice()
-	k := 0
-	for _, s := range t.segs {
-		k += copy(b[k:], s)
+	if t.partial { // completed in the copy
+		_, sum := inetsum.CopyGather(b, t.segs, t.sumStart)
+		binary.BigEndian.PutUint16(b[t.sumField:], inetsum.Checksum(sum))
+		t.partial = false
+	} else {
+		k := 0
+		for _, s := range t.segs {
+			k += copy(b[k:], s)
+		}
 	}
 	clear(t.segs)
 	t.segs = append(t.segs[:0], b)
@@ -838,6 +855,7 @@ func (t *txPacket) Release() {
 	}
 	t.pkt.DecRef()
 	t.pkt = nil
+	t.partial = false
 	clear(t.segs)
 	txPool.Put(t)
 }

@@ -170,7 +170,10 @@ func (s *segmenter) start(pkt *stack.PacketBuffer) error {
 func (s *segmenter) more() bool { return s.n == 0 || s.left > 0 }
 
 // next cuts the next frame into t, which takes a reference on the packet.
-func (s *segmenter) next(t *txPacket) {
+// With partial, the TCP checksum is left for the NIC to complete as it
+// copies the frame (net.CapTxChecksumCopy): the field holds the
+// pseudo-header's sum, and t says so (net.TxChecksum).
+func (s *segmenter) next(t *txPacket, partial bool) {
 	seg := min(s.mss, s.left)
 	first, last := s.n == 0, s.left == seg
 	t.pkt = s.pkt.IncRef()
@@ -213,6 +216,12 @@ func (s *segmenter) next(t *txPacket) {
 		flags &^= header.TCPFlagCwr
 	}
 	tcp.SetFlags(uint8(flags))
+	if partial {
+		tcp.SetChecksum(inetsum.Sum(s.pseudoHeader(tcpLen)))
+		t.sumStart, t.sumField, t.partial = s.tcp, s.tcp+header.TCPChecksumOffset, true
+		s.n++
+		return
+	}
 	tcp.SetChecksum(0)
 	var c inetsum.Checksummer
 	c.Add(s.pseudoHeader(tcpLen))
