@@ -50,7 +50,7 @@ func TestCopiesPerFrame(t *testing.T) {
 	t.Cleanup(other.Stop)
 	inRing := func(f []byte) bool {
 		for _, s := range r.nic.rx {
-			if &f[0] == &s.buf[0] {
+			if &f[0] == &s.buf[rxAlign] {
 				return true
 			}
 		}

@@ -67,6 +67,12 @@ const (
 	// (gVisor's, the stack's send queue) moves whole words: on mips32
 	// Go's memmove copies an unaligned source a third slower.
 	txAlign = 2
+	// rxAlign is where the chip writes a received frame in its buffer,
+	// for the same reason (Linux's NET_IP_ALIGN): the payload of a TCP
+	// segment for the router then starts on a word, and so does the
+	// stack's copy of it, which the reader's copy then moves whole words
+	// from.
+	rxAlign = 2
 )
 
 // Config describes one chip.
@@ -162,11 +168,11 @@ type rxBuf struct {
 	// when it is kept or re-armed.
 	rewritten int
 	// readable is how many of the frame's first bytes the CPU may read:
-	// the head the receive path invalidated (net.RxHeadLen), or the
+	// the head the receive path invalidated (NIC.headLen), or the
 	// whole frame once Frame, or a Rewrite or KeepWith past the head,
-	// invalidated the rest. Either a multiple of every line size or the
-	// frame's end, so the rest never shares a line with bytes the
-	// handler may have written.
+	// invalidated the rest. Either ending on a line boundary of the
+	// buffer or the frame's end, so the rest never shares a line with
+	// bytes the handler may have written.
 	readable int
 	frame    [1][]byte // Segments while kept
 	next     *rxBuf    // the next spare in the pool's lists
@@ -297,7 +303,7 @@ func (b *rxBuf) Rewrite(n int) []byte {
 func (b *rxBuf) Frame() []byte {
 	f := b.frame[0]
 	if b.readable < len(f) && (b.state == rxLent || b.state == rxKept) {
-		_ = b.postRead.Sync(b.readable, len(f)-b.readable)
+		_ = b.postRead.Sync(rxAlign+b.readable, len(f)-b.readable)
 		b.readable = len(f)
 	}
 	return f
@@ -306,7 +312,7 @@ func (b *rxBuf) Frame() []byte {
 // writeBack cleans the lines Rewrite lent out.
 func (b *rxBuf) writeBack() {
 	if b.rewritten != 0 {
-		_ = b.preWrite.Sync(0, b.rewritten)
+		_ = b.preWrite.Sync(rxAlign, b.rewritten)
 		b.rewritten = 0
 	}
 }
@@ -323,8 +329,8 @@ func (b *rxBuf) KeepWith(head []byte) gnet.TxBuf {
 	}
 	t := b.Keep()
 	if t != nil {
-		copy(b.buf, head)
-		_ = b.preWrite.Sync(0, len(head))
+		copy(b.buf[rxAlign:], head)
+		_ = b.preWrite.Sync(rxAlign, len(head))
 	}
 	return t
 }
@@ -360,6 +366,12 @@ type NIC struct {
 	regs barrier.Space
 	mac  gnet.MAC
 	part uint16
+	// headLen is how many of a lent frame's first bytes the receive
+	// path makes readable: net.RxHeadLen at least, up to the end of a
+	// cache line (the frame starts rxAlign bytes into its buffer), so
+	// that the rest never shares a line with the head, which a handler
+	// may write (Rewrite).
+	headLen int
 
 	ib   barrier.Space // init block
 	rxd  descRing      // RX descriptors
@@ -553,11 +565,13 @@ func (n *NIC) alloc(rl, tl uint) error {
 	if err != nil {
 		return err
 	}
-	if l := n.cfg.DMA.LineSize(); l <= 0 || gnet.RxHeadLen%l != 0 {
+	l := n.cfg.DMA.LineSize()
+	if l <= 0 || gnet.RxHeadLen%l != 0 {
 		// A lent frame's head would share a line with its rest, which
 		// rxBuf.Frame invalidates after the handler wrote the head.
 		return fmt.Errorf("%w: cache line of %d bytes does not divide net.RxHeadLen", ErrConfig, l)
 	}
+	n.headLen = (rxAlign+gnet.RxHeadLen+l-1)/l*l - rxAlign
 	mk := func(k int, dir busdma.Dir) ([]slot, error) {
 		s := make([]slot, k)
 		for i := range s {
@@ -591,7 +605,7 @@ func (n *NIC) alloc(rl, tl uint) error {
 	n.rx = make([]*rxBuf, n.cfg.RxRing)
 	for i, s := range rxs {
 		// The CPU may have touched any of the buffer (zeroed it).
-		bufs[i] = rxBuf{owner: n, buf: s.buf, m: s.m, pa: s.pa, paEnc: s.paEnc, fresh: true}
+		bufs[i] = rxBuf{owner: n, buf: s.buf, m: s.m, pa: s.pa, paEnc: n.rxd.enc(s.pa + rxAlign), fresh: true}
 		if bufs[i].postRead, err = s.m.BindRange(busdma.PostRead); err != nil {
 			return err
 		}
@@ -678,7 +692,7 @@ func (n *NIC) giveRx(i int, moved bool) {
 	// every call, to order its read of the next descriptor's status
 	// before the rest of that descriptor.)
 	n.rxd.barrier()
-	n.rxd.write32(d+dCtl, uint32(descOWN)<<16|uint32(bcnt(bufSize)))
+	n.rxd.write32(d+dCtl, uint32(descOWN)<<16|uint32(bcnt(bufSize-rxAlign)))
 }
 
 // bcnt is the BCNT field for a length: two's complement in bits 11:0, ones
@@ -962,7 +976,7 @@ func (n *NIC) reapRx() {
 		switch {
 		case st&descERR != 0 || st&(descSTP|descENP) != descSTP|descENP:
 			n.Stats.RxErrors.Add(1)
-		case mcnt < gnet.EthHeaderLen+fcsLen || mcnt > bufSize:
+		case mcnt < gnet.EthHeaderLen+fcsLen || mcnt > bufSize-rxAlign:
 			n.Stats.RxErrors.Add(1)
 		case n.stopped.Load():
 			n.Stats.RxDropped.Add(1)
@@ -974,14 +988,14 @@ func (n *NIC) reapRx() {
 			l := mcnt - fcsLen
 			frames++
 			bytes += uint32(l)
-			f := s.buf[:l:l]
+			f := s.buf[rxAlign : rxAlign+l : rxAlign+l]
 			if n.bh == nil {
-				_ = s.postRead.Sync(0, l)
+				_ = s.postRead.Sync(rxAlign, l)
 				n.h.Receive(f)
 				break
 			}
-			s.readable = min(l, gnet.RxHeadLen)
-			_ = s.postRead.Sync(0, s.readable)
+			s.readable = min(l, n.headLen)
+			_ = s.postRead.Sync(rxAlign, s.readable)
 			s.state, s.slot, s.frame[0] = rxLent, i, f
 			n.kept = false
 			n.bh.ReceiveBuf(f, s)

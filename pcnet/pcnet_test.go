@@ -275,7 +275,7 @@ func TestIdentify(t *testing.T) {
 // TestTxPayloadWordAligned: a copied frame starts txAlign bytes into its
 // slot, so that a TCP/IP payload (after 66 or 54 header bytes) lands on a
 // word, in memory and in the address the chip is given (TestExchange
-// shows the frames still go out whole).
+// shows the frames still go out whole); a received one rxAlign bytes in.
 func TestTxPayloadWordAligned(t *testing.T) {
 	r := newRig(t, 1, false, wrong{})
 	for i := range r.nic.tx {
@@ -287,6 +287,13 @@ func TestTxPayloadWordAligned(t *testing.T) {
 		}
 		if len(s.buf) < maxFrame {
 			t.Fatalf("slot %d: %d bytes of buffer for frames of up to %d", i, len(s.buf), maxFrame)
+		}
+	}
+	// Received frames start rxAlign bytes into their buffers, for the
+	// same reason (TestReceiveLendsRingBuffer shows frames land there).
+	for i, b := range r.nic.rx {
+		if p := &b.buf[rxAlign+14+20+32]; uintptr(unsafe.Pointer(p))%4 != 0 || len(b.buf)-rxAlign < maxFrame+fcsLen {
+			t.Fatalf("RX buffer %d: a payload at %p, room for %d bytes", i, p, len(b.buf)-rxAlign)
 		}
 	}
 }
@@ -464,12 +471,12 @@ func TestReceiveLendsRingBuffer(t *testing.T) {
 	for i, p := range r.h.lent {
 		in := false
 		for _, s := range r.nic.rx {
-			if p == &s.buf[0] {
+			if p == &s.buf[rxAlign] {
 				in = true
 			}
 		}
 		if !in {
-			t.Fatalf("frame %d was not lent from the start of a receive ring buffer", i)
+			t.Fatalf("frame %d was not lent from a receive ring buffer, rxAlign bytes in", i)
 		}
 	}
 }
