@@ -2,6 +2,7 @@ package intr
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -108,10 +109,21 @@ func (d *Dispatcher) Stats(ln int) (Stats, error) {
 	return Stats{Fired: l.fired.Load(), Runs: l.runs.Load(), Errors: l.errs.Load()}, nil
 }
 
+// profileResync is how many handler runs a line's goroutine makes between
+// passes through the scheduler. The runtime turns CPU profiling on or off
+// for a thread only when it schedules a goroutine on it (runtime/proc.go,
+// execute: the M's profilehz), and the thread serving a line never gets
+// there on its own: it returns from its blocking Wait straight into the
+// same goroutine. Until it does, the runtime drops the thread's SIGPROFs,
+// and a profile shows no interrupt handler at all (the whole receive path
+// of a router). A yield every profileResync runs costs one pass through
+// the scheduler per that many interrupts.
+const profileResync = 64
+
 func (d *Dispatcher) serve(ln int, l *line) {
 	defer close(l.done)
 	needsAck := d.ctl.NeedsAck()
-	for {
+	for k := 1; ; k++ {
 		n, err := d.src.Wait(ln)
 		if err != nil {
 			return
@@ -119,6 +131,9 @@ func (d *Dispatcher) serve(ln int, l *line) {
 		l.fired.Add(uint64(n))
 		l.h()
 		l.runs.Add(1)
+		if k%profileResync == 0 {
+			runtime.Gosched()
+		}
 		if needsAck {
 			if err := d.ctl.Ack(ln); err != nil {
 				d.fail(ln, l, err)
