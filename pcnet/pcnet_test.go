@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/gowrt/gowrt/net/inetsum/inetsumtest"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -355,32 +356,13 @@ func TestTxChecksumCompleted(t *testing.T) {
 			if !bytes.Equal(got[:field], f[:field]) || !bytes.Equal(got[field+2:], f[field+2:]) {
 				t.Fatalf("frame %d: bytes other than the checksum changed", i)
 			}
-			if s := fold(uint32(refSum(got[start:])) + uint32(seed)); s != 0xffff {
+			if s := inetsumtest.Fold(uint32(inetsumtest.Sum(got[start:])) + uint32(seed)); s != 0xffff {
 				t.Fatalf("frame %d (%d bytes, %d segments): the completed checksum sums to %#04x", i, len(f), len(segs), s)
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatalf("frame %d not sent", i)
 		}
 	}
-}
-
-// refSum is RFC 1071's sum, byte by byte.
-func refSum(b []byte) uint16 {
-	var s uint32
-	for i := 0; i+1 < len(b); i += 2 {
-		s += uint32(b[i])<<8 | uint32(b[i+1])
-	}
-	if len(b)%2 == 1 {
-		s += uint32(b[len(b)-1]) << 8
-	}
-	return fold(s)
-}
-
-func fold(s uint32) uint16 {
-	for s > 0xffff {
-		s = s>>16 + s&0xffff
-	}
-	return uint16(s)
 }
 
 func TestExchange(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/gowrt/gowrt/net/inetsum/inetsumtest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -765,20 +766,8 @@ type partialTx struct {
 
 func (g *partialTx) ChecksumPartial() (int, int, bool) { return g.start, g.field, true }
 
-// refSum is RFC 1071's sum, byte by byte.
-func refSum(b []byte) uint16 {
-	var s uint32
-	for i := 0; i+1 < len(b); i += 2 {
-		s += uint32(b[i])<<8 | uint32(b[i+1])
-	}
-	if len(b)%2 == 1 {
-		s += uint32(b[len(b)-1]) << 8
-	}
-	for s > 0xffff {
-		s = s>>16 + s&0xffff
-	}
-	return uint16(s)
-}
+// refSum is the reference sum the tests check against.
+var refSum = inetsumtest.Sum
 
 // TestHostTransmitCompletesChecksums: a frame the host sends with a
 // checksum left partial goes out with it completed whatever the way: lent

@@ -2,6 +2,7 @@ package inetsum
 
 import (
 	"bytes"
+	"github.com/gowrt/gowrt/net/inetsum/inetsumtest"
 	"math/rand"
 	"testing"
 
@@ -156,25 +157,8 @@ func BenchmarkGVisorChecksum(b *testing.B) {
 	}
 }
 
-// refSum is RFC 1071's sum, byte by byte: a reference independent of the
-// code under test.
-func refSum(parts ...[]byte) uint16 {
-	var b []byte
-	for _, p := range parts {
-		b = append(b, p...)
-	}
-	var s uint32
-	for i := 0; i+1 < len(b); i += 2 {
-		s += uint32(b[i])<<8 | uint32(b[i+1])
-	}
-	if len(b)%2 == 1 {
-		s += uint32(b[len(b)-1]) << 8
-	}
-	for s > 0xffff {
-		s = s>>16 + s&0xffff
-	}
-	return uint16(s)
-}
+// refSum is the reference sum the tests check against.
+var refSum = inetsumtest.Sum
 
 // TestGather: CopyGather and SumGather agree with the reference over the
 // frame a gather list makes, whatever the cuts (odd lengths move later

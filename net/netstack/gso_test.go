@@ -114,26 +114,6 @@ func (c gsoCase) build(rng *rand.Rand) (*stack.PacketBuffer, []byte) {
 	return pkt, payload
 }
 
-// refSum is RFC 1071's sum, byte by byte: a reference independent of the
-// checksum package the Endpoint uses.
-func refSum(parts ...[]byte) uint16 {
-	var b []byte
-	for _, p := range parts {
-		b = append(b, p...)
-	}
-	var s uint32
-	for i := 0; i+1 < len(b); i += 2 {
-		s += uint32(b[i])<<8 | uint32(b[i+1])
-	}
-	if len(b)%2 == 1 {
-		s += uint32(b[len(b)-1]) << 8
-	}
-	for s > 0xffff {
-		s = s>>16 + s&0xffff
-	}
-	return uint16(s)
-}
-
 // checkFrames checks the frames cut from c's packet: sizes, every header
 // field that changes from frame to frame, both checksums, and that the
 // payloads put together are the packet's.
