@@ -72,11 +72,16 @@ const (
 // holding one segment, or chunks of the coalescer's own, into which the
 // payloads of borrowed frames (Receive) were copied.
 type coalescer struct {
-	n      int
-	ack    bool // the held frame is a pure ACK (n is 1)
+	n int
+	// hdr starts 2 bytes past a word, as drivers place frames (pcnet's
+	// rxAlign, Linux's NET_IP_ALIGN), so that the header fields alike
+	// compares sit at the same offsets within a word in both
+	// (TestCoalescerHeaderAlignment) and compare a word at a time.
+	_      [2]byte
 	hdr    [header.EthernetMinimumSize + header.IPv4MinimumSize + header.TCPHeaderMaximumSize]byte
-	hlen   int // Ethernet, IPv4, TCP headers of the first segment, in hdr
-	size   int // payload bytes merged
+	ack    bool // the held frame is a pure ACK (n is 1)
+	hlen   int  // Ethernet, IPv4, TCP headers of the first segment, in hdr
+	size   int  // payload bytes merged
 	next   uint32
 	psh    bool
 	sum    uint32 // the payloads' sums, placed at their offsets, folded
@@ -160,18 +165,37 @@ func (c *coalescer) supersedes(b []byte, s tcpSeg) bool {
 // window too if sameAck.
 func (c *coalescer) alike(b []byte, s tcpSeg, sameAck bool) bool {
 	h := c.hdr[:c.hlen]
-	if sameAck && (!equal(b[tcpOff+8:tcpOff+12], h[tcpOff+8:tcpOff+12]) || // ACK number
-		!equal(b[tcpOff+14:tcpOff+16], h[tcpOff+14:tcpOff+16])) { // window
+	if sameAck && (!sameWords(b[tcpOff+8:tcpOff+12], h[tcpOff+8:tcpOff+12]) || // ACK number
+		b[tcpOff+14] != h[tcpOff+14] || b[tcpOff+15] != h[tcpOff+15]) { // window
 		return false
 	}
 	return c.hlen == tcpOff+s.thl &&
 		b[ipOff+1] == h[ipOff+1] && // TOS
 		b[ipOff+6]&0x40 == h[ipOff+6]&0x40 && // DF
 		b[ipOff+8] == h[ipOff+8] && // TTL
-		equal(b[ipOff+12:ipOff+20], h[ipOff+12:ipOff+20]) && // addresses
-		equal(b[tcpOff:tcpOff+4], h[tcpOff:tcpOff+4]) && // ports
+		sameWords(b[ipOff+12:ipOff+20], h[ipOff+12:ipOff+20]) && // addresses
+		sameWords(b[tcpOff:tcpOff+4], h[tcpOff:tcpOff+4]) && // ports
 		b[tcpOff+12] == h[tcpOff+12] && // data offset
-		equal(b[tcpOff+20:tcpOff+s.thl], h[tcpOff+20:c.hlen]) // options
+		sameWords(b[tcpOff+20:tcpOff+s.thl], h[tcpOff+20:c.hlen]) // options
+}
+
+// sameWords reports whether a and b, as long as each other and a
+// multiple of 4 long (header fields), hold the same bytes: a word at a
+// time if both are word-aligned, as they are when the frame's driver
+// places frames as hdr is placed, else byte by byte.
+func sameWords(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) > 0 && (uintptr(unsafe.Pointer(&a[0]))|uintptr(unsafe.Pointer(&b[0])))&3 == 0 {
+		for i := 0; i+4 <= len(a); i += 4 {
+			if *(*uint32)(unsafe.Pointer(&a[i])) != *(*uint32)(unsafe.Pointer(&b[i])) {
+				return false
+			}
+		}
+		return true
+	}
+	return equal(a, b)
 }
 
 // equal reports whether a and b hold the same bytes. For a header field's
