@@ -1,7 +1,9 @@
 // Command proftest takes a CPU profile with runtime/pprof on the gowrt
 // kernel (setitimer ITIMER_PROF and SIGPROF) while spinning in a known
 // function, then while working in short bursts between sleeps, and checks
-// that the profile holds samples of both.
+// that the profile holds samples of both; then one while an interrupt
+// handler works (malta's RTC through intr.Dispatcher), which must hold the
+// handler's samples.
 package main
 
 import (
@@ -71,7 +73,25 @@ func main() {
 			fail("no samples of %s in a %d-byte profile", f, len(raw))
 		}
 	}
-	fmt.Printf("proftest: ok, %d-byte profile with samples of main.spinForProfile and main.burstForProfile\n", len(raw))
+	// An interrupt handler's goroutine (intr.Dispatcher) is sampled too.
+	hp, err := handlerProfile()
+	if err != nil {
+		fail("interrupt handler profile: %v", err)
+	}
+	if hp != nil {
+		zr, err := gzip.NewReader(bytes.NewReader(hp))
+		if err != nil {
+			fail("handler profile is not gzip: %v", err)
+		}
+		hraw, err := io.ReadAll(zr)
+		if err != nil {
+			fail("handler profile: %v", err)
+		}
+		if !bytes.Contains(hraw, []byte("main.handlerForProfile")) {
+			fail("no samples of the interrupt handler's main.handlerForProfile in a %d-byte profile", len(hraw))
+		}
+	}
+	fmt.Printf("proftest: ok, %d-byte profile with samples of main.spinForProfile and main.burstForProfile, and of an interrupt handler\n", len(raw))
 }
 
 func fail(format string, args ...any) {
