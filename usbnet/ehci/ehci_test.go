@@ -154,6 +154,17 @@ func (r *rig) close() {
 
 func (r *rig) misuses() []hwsim.Misuse { return r.sys.Misuses() }
 
+// fill copies data into a transfer buffer the driver does not own yet.
+// A correct driver never lets the engine read such a buffer, but a wrong
+// one (a qTD whose stale buffer pointers the engine follows, as in
+// TestHazardMissingBarrier) can: on hardware that is a torn read which
+// the data checks catch; in Go it is a data race between this goroutine
+// and the model's, which -race reports and fails the test on. Filling
+// under the system's lock makes the fill one step to the model; the
+// cache-line checks (a device read of a line the CPU wrote and never
+// wrote back) are unchanged.
+func (r *rig) fill(buf, data []byte) { r.sys.Do(func() { copy(buf, data) }) }
+
 func (r *rig) noMisuse(t testing.TB) {
 	t.Helper()
 	for _, m := range r.misuses() {
@@ -676,7 +687,7 @@ func workload(t testing.TB, r *rig, count int, patience time.Duration) error {
 	submitOut := func(tr *usb.Transfer) error {
 		n := 20000 + (seqOut*977)%20000
 		d := pattern(seqOut+1000, n)
-		copy(tr.Buf, d)
+		r.fill(tr.Buf, d)
 		tr.Len = n
 		want = append(want, d...)
 		seqOut++
