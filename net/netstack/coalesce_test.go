@@ -3,6 +3,7 @@ package netstack
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"testing"
 	"unsafe"
@@ -373,6 +374,84 @@ func TestCoalesceCopiesIntoFewChunks(t *testing.T) {
 		if len(sizes)-1 != tc.chunks || held > 2*tc.segs*1448+firstChunk {
 			t.Errorf("%d segments: views of %v bytes (headers first), %d bytes held; want %d chunks", tc.segs, sizes, held, tc.chunks)
 		}
+	}
+}
+
+// TestCoalesceKeepsChunkForConnection: the chunk a run ended in takes the
+// same connection's next run, after the bytes the stack was given, which
+// stay as they were while the stack reads them (run with -race: the
+// stack's reader and the coalescer share the chunk); another connection's
+// segment ends that, and starts its own chunks from the first size.
+func TestCoalesceKeepsChunkForConnection(t *testing.T) {
+	var c coalescer
+	seq := map[uint16]uint32{}
+	run := func(port uint16, n, size int, fill byte) buffer.Buffer {
+		t.Helper()
+		for range n {
+			f := seg{seq: seq[port], srcPort: port, payload: payload(size, fill)}.frame()
+			seq[port] += uint32(size)
+			s, ok := mergeable(f, tcpip.LinkAddress(coMAC[:]))
+			if !ok || !c.addCopy(f, s) {
+				t.Fatal("not merged")
+			}
+		}
+		return c.merged()
+	}
+	// payloads returns where each of buf's payload views starts and ends.
+	payloads := func(buf buffer.Buffer) (first, end *byte, flat []byte) {
+		var views [][]byte
+		buf.SubApply(0, int(buf.Size()), func(v *buffer.View) { views = append(views, v.AsSlice()) })
+		flat = buf.Flatten()[len(views[0]):]
+		first = &views[1][0]
+		last := views[len(views)-1]
+		return first, (*byte)(unsafe.Add(unsafe.Pointer(&last[0]), len(last))), flat
+	}
+
+	a1 := run(40000, 2, 1448, 'a') // 2 KiB, then 4 KiB: room left in the second
+	_, end1, _ := payloads(a1)
+	done := make(chan error)
+	go func() { // the stack reading a1 while the coalescer fills on
+		for range 200 {
+			if f := a1.Flatten(); !bytes.Equal(f[len(f)-2*1448:], payload(2*1448, 'a')) {
+				done <- fmt.Errorf("the stack's bytes changed under it")
+				return
+			}
+		}
+		done <- nil
+	}()
+	a2 := run(40000, 1, 1448, 'b')
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, _, flat1 := payloads(a1); !bytes.Equal(flat1, payload(2*1448, 'a')) {
+		t.Fatal("the next run overwrote the bytes the stack was given")
+	}
+	first2, _, flat2 := payloads(a2)
+	if first2 != end1 {
+		t.Errorf("the next run of the connection starts at %p, not after the last (%p)", first2, end1)
+	}
+	if !bytes.Equal(flat2, payload(1448, 'b')) {
+		t.Error("the next run's payload is wrong")
+	}
+
+	b := run(40001, 1, 600, 'c') // another connection; it would fit
+	firstB, _, _ := payloads(b)
+	_, end2, _ := payloads(a2)
+	if firstB == end2 {
+		t.Error("another connection's payload went into the kept chunk")
+	}
+	var caps []int
+	b.SubApply(0, int(b.Size()), func(v *buffer.View) { caps = append(caps, v.Capacity()) })
+	if caps[1] > firstChunk {
+		t.Errorf("another connection's first chunk holds %d bytes, want %d", caps[1], firstChunk)
+	}
+	a3 := run(40000, 1, 1448, 'd') // the first connection again: its chunk was let go
+	first3, _, _ := payloads(a3)
+	if first3 == end2 {
+		t.Error("the connection's chunk was kept across another connection's segment")
+	}
+	for _, buf := range []buffer.Buffer{a1, a2, b, a3} {
+		buf.Release()
 	}
 }
 
