@@ -1,0 +1,117 @@
+//go:build mips || mipsle
+
+#include "textflag.h"
+
+// MADDU rs, $24: HI:LO += rs * R24 (R24 holds 1). The Go assembler has
+// no MADDU, so it is emitted by its encoding: SPECIAL2 (opcode 0x1c),
+// function 0x01 (MIPS32 Architecture for Programmers Volume II, MADDU).
+#define MADDU24(rs) WORD $(0x70000001 | (rs)<<21 | 24<<16)
+
+// FOLD turns HI:LO into the folded 16-bit sum in R10: the high word
+// added back into the low one with its own carry, then two 16-bit folds.
+#define FOLD \
+	MOVW	HI, R8 \
+	MOVW	LO, R9 \
+	ADDU	R8, R9, R10 \
+	SGTU	R8, R10, R11 \
+	ADDU	R11, R10 \
+	AND	$0xffff, R10, R11 \
+	SRL	$16, R10 \
+	ADDU	R11, R10 \
+	AND	$0xffff, R10, R11 \
+	SRL	$16, R10 \
+	ADDU	R11, R10
+
+// func wordSum(p unsafe.Pointer, n int) uint16
+TEXT ·wordSum(SB),NOSPLIT|NOFRAME,$0-10
+	MOVW	p+0(FP), R2
+	MOVW	n+4(FP), R3
+	MOVW	$1, R24
+	MOVW	R0, HI
+	MOVW	R0, LO
+	ADDU	R2, R3, R5	// end
+	AND	$~31, R3, R4
+	ADDU	R2, R4	// end of the 32-byte blocks
+	BEQ	R2, R4, sum_words
+sum_blocks:
+	MOVW	0(R2), R8
+	MOVW	4(R2), R9
+	MOVW	8(R2), R10
+	MOVW	12(R2), R11
+	MOVW	16(R2), R12
+	MOVW	20(R2), R13
+	MOVW	24(R2), R14
+	MOVW	28(R2), R15
+	MADDU24(8)
+	MADDU24(9)
+	MADDU24(10)
+	MADDU24(11)
+	MADDU24(12)
+	MADDU24(13)
+	MADDU24(14)
+	MADDU24(15)
+	ADDU	$32, R2
+	BNE	R2, R4, sum_blocks
+sum_words:
+	BEQ	R2, R5, sum_done
+	MOVW	0(R2), R8
+	MADDU24(8)
+	ADDU	$4, R2
+	JMP	sum_words
+sum_done:
+	FOLD
+	MOVH	R10, ret+8(FP)
+	RET
+
+// func copyWordSum(d, s unsafe.Pointer, n int) uint16
+TEXT ·copyWordSum(SB),NOSPLIT|NOFRAME,$0-14
+	MOVW	d+0(FP), R1
+	MOVW	s+4(FP), R2
+	MOVW	n+8(FP), R3
+	MOVW	$1, R24
+	MOVW	R0, HI
+	MOVW	R0, LO
+	ADDU	R2, R3, R5	// end of s
+	AND	$~31, R3, R4
+	ADDU	R2, R4	// end of the 32-byte blocks
+	BEQ	R2, R4, copy_words
+copy_blocks:
+	MOVW	0(R2), R8
+	MOVW	4(R2), R9
+	MOVW	8(R2), R10
+	MOVW	12(R2), R11
+	MOVW	16(R2), R12
+	MOVW	20(R2), R13
+	MOVW	24(R2), R14
+	MOVW	28(R2), R15
+	MOVW	R8, 0(R1)
+	MOVW	R9, 4(R1)
+	MOVW	R10, 8(R1)
+	MOVW	R11, 12(R1)
+	MOVW	R12, 16(R1)
+	MOVW	R13, 20(R1)
+	MOVW	R14, 24(R1)
+	MOVW	R15, 28(R1)
+	MADDU24(8)
+	MADDU24(9)
+	MADDU24(10)
+	MADDU24(11)
+	MADDU24(12)
+	MADDU24(13)
+	MADDU24(14)
+	MADDU24(15)
+	ADDU	$32, R2
+	ADDU	$32, R1
+	BNE	R2, R4, copy_blocks
+copy_words:
+	BEQ	R2, R5, copy_done
+	MOVW	0(R2), R8
+	MOVW	R8, 0(R1)
+	MADDU24(8)
+	ADDU	$4, R2
+	ADDU	$4, R1
+	JMP	copy_words
+copy_done:
+	FOLD
+	MOVH	R10, ret+12(FP)
+	RET
