@@ -403,6 +403,9 @@ type NIC struct {
 	rxMu   sync.Mutex // serialises RX ring and calls into h
 	rxHead int
 	kept   bool // the buffer lent to ReceiveBuf was kept
+	// rxUndone: the service pass delivered frames to bh and owes it a
+	// ReceiveDone.
+	rxUndone bool
 
 	h  gnet.Handler
 	bh gnet.BufHandler // h, if it can keep buffers
@@ -841,6 +844,7 @@ func (n *NIC) serviceLocked() {
 		n.reapRx()
 		n.reapTx()
 	}
+	n.receiveDone()
 	endPass()
 }
 
@@ -1017,9 +1021,23 @@ func (n *NIC) reapRx() {
 	if frames != 0 {
 		n.Stats.RxFrames.Add(frames)
 		n.Stats.RxBytes.Add(bytes)
-		if n.bh != nil {
-			n.bh.ReceiveDone()
-		}
+		n.rxUndone = n.bh != nil
+	}
+}
+
+// receiveDone ends the service pass's receive pass, if it delivered
+// frames. One ReceiveDone per service pass, not per reapRx: frames that
+// arrive while the pass works are reaped by its next round, and a
+// handler that holds frames until ReceiveDone (the netstack Endpoint
+// merging TCP segments) merges across the rounds. A bulk upload's
+// merged packets then carry more segments, and gVisor's cost per packet
+// (about 40 k instructions on mips32) is paid less often.
+func (n *NIC) receiveDone() {
+	n.rxMu.Lock()
+	defer n.rxMu.Unlock()
+	if n.rxUndone {
+		n.rxUndone = false
+		n.bh.ReceiveDone()
 	}
 }
 

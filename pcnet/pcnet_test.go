@@ -463,6 +463,87 @@ func TestReceiveLendsRingBuffer(t *testing.T) {
 	}
 }
 
+// passRecorder is a BufHandler that records the order of ReceiveBuf
+// (a frame) and ReceiveDone (-1) calls, and makes the chip receive
+// another frame from within the first inject ReceiveBufs: frames that
+// arrive while a service pass works.
+type passRecorder struct {
+	chip   *pcnetsim.Chip
+	inject int
+
+	mu     sync.Mutex
+	events []int
+}
+
+func (p *passRecorder) Receive([]byte)             { panic("passRecorder: Receive called on a BufHandler") }
+func (p *passRecorder) LinkChanged(gnet.LinkState) {}
+func (p *passRecorder) ReceiveBuf(f []byte, _ gnet.RxBuf) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.events = append(p.events, len(f))
+	if p.inject > 0 {
+		p.inject--
+		p.chip.Deliver(frame(100+p.inject, 200))
+	}
+}
+func (p *passRecorder) ReceiveDone() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.events = append(p.events, -1)
+}
+
+// TestReceiveDoneOncePerServicePass: frames that arrive while a service
+// pass works are reaped by its next round and belong to the same receive
+// pass: one ReceiveDone per interrupt serviced, after every frame, so a
+// handler that holds frames until ReceiveDone (TCP coalescing) holds
+// them across the rounds.
+func TestReceiveDoneOncePerServicePass(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		p := &passRecorder{inject: 40}
+		r := newRigStart(t, seed, seed%2 == 0, wrong{}, hwsim.ControllerConfig{Name: "i8259", Lines: 16},
+			func(n *NIC) error { return n.Start(p) })
+		p.mu.Lock()
+		p.chip = r.chip
+		p.mu.Unlock()
+		r.chip.Deliver(frame(0, 200))
+		const want = 41
+		deadline := time.Now().Add(5 * time.Second)
+		received := func() (n int) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			for _, e := range p.events {
+				if e >= 0 {
+					n++
+				}
+			}
+			return n
+		}
+		for received()+r.missed() < want && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		r.close()
+		p.mu.Lock()
+		events := p.events
+		p.mu.Unlock()
+		dones, frames := 0, 0
+		for _, e := range events {
+			if e < 0 {
+				dones++
+			} else {
+				frames++
+			}
+		}
+		irqs := int(r.nic.Stats.Interrupts.Load())
+		if frames+r.missed() != want || len(events) == 0 || events[len(events)-1] != -1 {
+			t.Fatalf("seed %d: %d frames, %d missed, want %d, each pass ended by ReceiveDone: %v", seed, frames, r.missed(), want, events)
+		}
+		if dones > irqs {
+			t.Fatalf("seed %d: %d ReceiveDones in %d service passes: %v", seed, dones, irqs, events)
+		}
+		t.Logf("seed %d: %d frames in %d receive passes, %d service passes", seed, frames, dones, irqs)
+	}
+}
+
 // TestPromiscuous: a unicast frame for another station is filtered unless
 // the driver asked for promiscuous mode (as a bridge port must).
 func TestPromiscuous(t *testing.T) {
