@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -409,6 +410,10 @@ func (s *injector) send(b *testing.B, ifIdx int, frame []byte) {
 // burst sends n copies of frame into the ingress TAP, never more than
 // inFlight ahead of the egress TAP, and waits until they came out (or
 // stopped coming: frames the router dropped are the report's business).
+// It sends sendBatch frames per system call (sendmmsg) and looks at the
+// egress count once per batch: a sender that made two system calls per
+// frame managed some 65 k frames a second on a fast host, fewer than
+// QEMU forwards, and the guest idled through every measurement window.
 func (s *injector) burst(b *testing.B, frame []byte, n int) {
 	b.Helper()
 	var sent, out uint64
@@ -418,7 +423,8 @@ func (s *injector) burst(b *testing.B, frame []byte, n int) {
 			out += o
 			stalled = time.Now()
 		}
-		if sent-min(out, sent) >= inFlight {
+		room := inFlight - int(sent-min(out, sent))
+		if room < sendBatch {
 			if time.Since(stalled) > 100*time.Millisecond {
 				// Nothing came out for a while: frames were lost
 				// (the pcnet's ring overflowed); stop waiting for
@@ -428,8 +434,7 @@ func (s *injector) burst(b *testing.B, frame []byte, n int) {
 			time.Sleep(50 * time.Microsecond)
 			continue
 		}
-		s.send(b, s.inIdx, frame)
-		sent++
+		sent += uint64(s.sendMany(b, frame, min(sendBatch, n-int(sent))))
 	}
 	for last, idle := out, 0; out < sent && idle < 10; time.Sleep(5 * time.Millisecond) {
 		out += s.seen()
@@ -437,6 +442,36 @@ func (s *injector) burst(b *testing.B, frame []byte, n int) {
 			idle++
 		}
 		last = out
+	}
+}
+
+// sendBatch is how many frames burst hands the kernel per sendmmsg.
+const sendBatch = 32
+
+// sendMany sends up to k copies of frame into the ingress TAP with one
+// sendmmsg(2) and returns how many the kernel took (at least one: it
+// waits while the TAP's queue is full).
+func (s *injector) sendMany(b *testing.B, frame []byte, k int) int {
+	to := unix.RawSockaddrLinklayer{Family: unix.AF_PACKET, Ifindex: int32(s.inIdx), Halen: 6}
+	copy(to.Addr[:], frame[:6])
+	iov := unix.Iovec{Base: &frame[0]}
+	iov.SetLen(len(frame))
+	var msgs [sendBatch]unix.Mmsghdr
+	for i := range msgs[:k] {
+		h := &msgs[i].Hdr
+		h.Name, h.Namelen = (*byte)(unsafe.Pointer(&to)), unix.SizeofSockaddrLinklayer
+		h.Iov = &iov
+		h.SetIovlen(1)
+	}
+	for {
+		r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(s.in), uintptr(unsafe.Pointer(&msgs[0])), uintptr(k), 0, 0, 0)
+		if e == 0 && r > 0 {
+			return int(r)
+		}
+		if e != unix.ENOBUFS && e != unix.EAGAIN && e != 0 {
+			b.Fatalf("sending into the TAP: %v", e)
+		}
+		time.Sleep(100 * time.Microsecond)
 	}
 }
 
