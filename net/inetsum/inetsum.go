@@ -83,9 +83,9 @@ func (c *Checksummer) Add(b []byte) {
 func (c *Checksummer) Sum() uint16 { return Fold(c.acc) }
 
 // CopySum copies src into dst, which must be as long, and returns what
-// Sum(src) would: the copy and the sum read each word once. Words are
-// copied whole when src and dst are equally aligned (a caller that picks
-// the destination should see to it); otherwise it copies, then sums.
+// Sum(src) would: the copy and the sum read each word once. Whole words
+// are stored to dst once it is word-aligned; when src is aligned
+// differently, each is loaded in two halves (copyWordSumUnaligned).
 func CopySum(dst, src []byte) uint16 {
 	n := len(src)
 	if n == 0 {
@@ -93,19 +93,20 @@ func CopySum(dst, src []byte) uint16 {
 	}
 	dst = dst[:n]
 	sp, dp := unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0])
-	if (uintptr(sp)^uintptr(dp))&3 != 0 {
-		copy(dst, src)
-		return Sum(src)
-	}
 	var acc uint32
 	i := 0
-	for i < n && (uintptr(sp)+uintptr(i))&3 != 0 {
+	for i < n && (uintptr(dp)+uintptr(i))&3 != 0 {
 		dst[i] = src[i]
 		acc += byteInWord(src[i], i)
 		i++
 	}
 	if k := (n - i) &^ 3; k > 0 {
-		w := copyWordSum(unsafe.Add(dp, i), unsafe.Add(sp, i), k)
+		var w uint16
+		if (uintptr(sp)^uintptr(dp))&3 == 0 {
+			w = copyWordSum(unsafe.Add(dp, i), unsafe.Add(sp, i), k)
+		} else {
+			w = copyWordSumUnaligned(unsafe.Add(dp, i), unsafe.Add(sp, i), k)
+		}
 		if LittleEndian != (i&1 == 1) { // one swap undoes the other
 			w = bits.ReverseBytes16(w)
 		}

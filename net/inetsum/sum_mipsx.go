@@ -27,3 +27,12 @@ func wordSum(p unsafe.Pointer, n int) uint16
 //
 //go:noescape
 func copyWordSum(d, s unsafe.Pointer, n int) uint16
+
+// copyWordSumUnaligned is copyWordSum for an s of any alignment (d is
+// 4-byte aligned): each word is loaded in two halves (LWL and LWR, the
+// unaligned load pair), stored whole and added as stored: a copy that
+// went through memmove's unaligned loop, then a second pass to sum,
+// read every byte twice.
+//
+//go:noescape
+func copyWordSumUnaligned(d, s unsafe.Pointer, n int) uint16

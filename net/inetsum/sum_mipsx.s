@@ -7,6 +7,18 @@
 // function 0x01 (MIPS32 Architecture for Programmers Volume II, MADDU).
 #define MADDU24(rs) WORD $(0x70000001 | (rs)<<21 | 24<<16)
 
+// LOADU(off, r) loads the word at off(R2), of any alignment, into r:
+// LWL takes the bytes from the address to the end of its aligned word
+// into the register's most significant end, LWR the rest into its least
+// significant end; which address holds the most significant byte is
+// the byte order's choice (MIPS32 Architecture for Programmers Volume
+// II, LWL and LWR).
+#ifdef GOARCH_mips
+#define LOADU(off, r) MOVWL off(R2), r; MOVWR off+3(R2), r
+#else
+#define LOADU(off, r) MOVWR off(R2), r; MOVWL off+3(R2), r
+#endif
+
 // FOLD turns HI:LO into the folded 16-bit sum in R10: the high word
 // added back into the low one with its own carry, then two 16-bit folds.
 #define FOLD \
@@ -112,6 +124,59 @@ copy_words:
 	ADDU	$4, R1
 	JMP	copy_words
 copy_done:
+	FOLD
+	MOVH	R10, ret+12(FP)
+	RET
+
+// func copyWordSumUnaligned(d, s unsafe.Pointer, n int) uint16
+TEXT ·copyWordSumUnaligned(SB),NOSPLIT|NOFRAME,$0-14
+	MOVW	d+0(FP), R1
+	MOVW	s+4(FP), R2
+	MOVW	n+8(FP), R3
+	MOVW	$1, R24
+	MOVW	R0, HI
+	MOVW	R0, LO
+	ADDU	R2, R3, R5	// end of s
+	AND	$~31, R3, R4
+	ADDU	R2, R4	// end of the 32-byte blocks
+	BEQ	R2, R4, ucopy_words
+ucopy_blocks:
+	LOADU(0, R8)
+	LOADU(4, R9)
+	LOADU(8, R10)
+	LOADU(12, R11)
+	LOADU(16, R12)
+	LOADU(20, R13)
+	LOADU(24, R14)
+	LOADU(28, R15)
+	MOVW	R8, 0(R1)
+	MOVW	R9, 4(R1)
+	MOVW	R10, 8(R1)
+	MOVW	R11, 12(R1)
+	MOVW	R12, 16(R1)
+	MOVW	R13, 20(R1)
+	MOVW	R14, 24(R1)
+	MOVW	R15, 28(R1)
+	MADDU24(8)
+	MADDU24(9)
+	MADDU24(10)
+	MADDU24(11)
+	MADDU24(12)
+	MADDU24(13)
+	MADDU24(14)
+	MADDU24(15)
+	ADDU	$32, R2
+	ADDU	$32, R1
+	BNE	R2, R4, ucopy_blocks
+ucopy_words:
+	BEQ	R2, R5, ucopy_done
+	LOADU(0, R8)
+	MOVW	R8, 0(R1)
+	MADDU24(8)
+	ADDU	$4, R2
+	ADDU	$4, R1
+	JMP	ucopy_words
+ucopy_done:
 	FOLD
 	MOVH	R10, ret+12(FP)
 	RET

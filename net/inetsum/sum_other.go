@@ -82,3 +82,10 @@ func fold32(x uint32) uint16 {
 	y = y&0xffff + y>>16
 	return uint16(y)
 }
+
+// copyWordSumUnaligned is copyWordSum for an s of any alignment (d is
+// 4-byte aligned): a plain copy, then the sum of d's words.
+func copyWordSumUnaligned(d, s unsafe.Pointer, n int) uint16 {
+	copy(unsafe.Slice((*byte)(d), n), unsafe.Slice((*byte)(s), n))
+	return wordSum(d, n)
+}
