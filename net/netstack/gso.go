@@ -74,6 +74,10 @@ type segmenter struct {
 	seq  uint32 // the first frame's sequence number
 	id   uint16 // the first frame's IPv4 identification
 	n    int    // frames cut so far
+	// addrSum is the pseudo-header's sum but for the TCP length, the one
+	// field that changes from frame to frame: the addresses and the
+	// protocol number.
+	addrSum uint32
 
 	pseudo [40]byte // scratch for pseudoHeader
 
@@ -162,6 +166,11 @@ func (s *segmenter) start(pkt *stack.PacketBuffer) error {
 	}
 	s.hlen = h
 	s.seq = header.TCP(s.hdr[s.tcp:h]).SequenceNumber()
+	addrs := s.hdr[s.ip+12 : s.ip+20]
+	if s.v6 {
+		addrs = s.hdr[s.ip+8 : s.ip+40]
+	}
+	s.addrSum = uint32(inetsum.Sum(addrs)) + uint32(header.TCPProtocolNumber)
 	return nil
 }
 
@@ -204,7 +213,7 @@ func (s *segmenter) next(t *txPacket, partial bool) {
 		ip.SetTotalLength(uint16(len(h) - s.ip + seg))
 		ip.SetID(s.id + uint16(s.n))
 		ip.SetChecksum(0)
-		ip.SetChecksum(^ip.CalculateChecksum())
+		ip.SetChecksum(^inetsum.Sum(ip))
 	}
 	tcp := header.TCP(h[s.tcp:])
 	tcp.SetSequenceNumber(s.seq + uint32(s.n*s.mss))
@@ -217,7 +226,10 @@ func (s *segmenter) next(t *txPacket, partial bool) {
 	}
 	tcp.SetFlags(uint8(flags))
 	if partial {
-		tcp.SetChecksum(inetsum.Sum(s.pseudoHeader(tcpLen)))
+		// The pseudo-header's sum (pseudoHeader's bytes: the length is
+		// a 16-bit word for IPv4, the low half of a 32-bit one for
+		// IPv6, and under 64 KiB).
+		tcp.SetChecksum(inetsum.Fold(s.addrSum + uint32(tcpLen)))
 		t.sumStart, t.sumField, t.partial = s.tcp, s.tcp+header.TCPChecksumOffset, true
 		s.n++
 		return
