@@ -455,6 +455,58 @@ func TestCoalesceKeepsChunkForConnection(t *testing.T) {
 	}
 }
 
+// TestSameHeaderWords: for a word-aligned frame, continues' word compare
+// agrees with alike on every one-byte change of a segment's headers that
+// mergeable lets through, and tells the changes apart: the fields a
+// run's segments may differ in are ignored, all others refuse.
+func TestSameHeaderWords(t *testing.T) {
+	ts := []byte{1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2} // NOP, NOP, timestamps
+	for _, opts := range [][]byte{nil, ts} {
+		first := seg{seq: 1000, payload: payload(1000, 1), opts: opts}.frame()
+		var c coalescer
+		s0, ok := mergeable(first, tcpip.LinkAddress(coMAC[:]))
+		if !ok || !c.addCopy(first, s0) {
+			t.Fatal("first segment not merged")
+		}
+		next := seg{seq: 2000, payload: payload(1000, 2), opts: opts}.frame()
+		mem := make([]byte, len(next)+4)
+		off := 2 - int(uintptr(unsafe.Pointer(&mem[0]))&3) // frame at 2 mod 4: its IPv4 header aligned
+		if off < 0 {
+			off += 4
+		}
+		b := mem[off : off+len(next)]
+		hl := tcpOff + s0.thl
+		differ, same := 0, 0
+		for i := ipOff; i < hl; i++ {
+			for _, x := range []byte{0x01, 0x40, 0x80} {
+				copy(b, next)
+				b[i] ^= x
+				if ip := header.IPv4(b[ipOff:tcpOff]); i < ipOff+10 || i >= ipOff+12 {
+					ip.SetChecksum(0) // mergeable checks it; the change is what is tested
+					ip.SetChecksum(^ip.CalculateChecksum())
+				}
+				s, ok := mergeable(b, tcpip.LinkAddress(coMAC[:]))
+				if !ok || s.seq != c.next || s.thl != s0.thl {
+					continue
+				}
+				fast, slow := c.sameHeaderWords(b), c.alike(b, s, true)
+				if fast != slow {
+					t.Fatalf("options %x, byte %d ^ %#02x: word compare says %v, alike %v", opts, i, x, fast, slow)
+				}
+				if fast {
+					same++
+				} else {
+					differ++
+				}
+			}
+		}
+		if differ == 0 || same == 0 {
+			t.Fatalf("options %x: %d changes refused, %d allowed: the test exercises nothing", opts, differ, same)
+		}
+		t.Logf("options %x: %d changes refused, %d allowed", opts, differ, same)
+	}
+}
+
 // TestCoalesceAllocs: merging allocates nothing of its own per segment
 // (the merged packet's header buffer comes from gVisor's pool).
 func TestCoalesceAllocs(t *testing.T) {
