@@ -97,6 +97,7 @@ type coalescer struct {
 	hdr    [header.EthernetMinimumSize + header.IPv4MinimumSize + header.TCPHeaderMaximumSize]byte
 	ack    bool // the held frame is a pure ACK (n is 1)
 	hlen   int  // Ethernet, IPv4, TCP headers of the first segment, in hdr
+	alen   int  // the held ACK's frame length, if it is held in hdr
 	size   int  // payload bytes merged
 	next   uint32
 	psh    bool
@@ -331,12 +332,28 @@ func halfSum(p unsafe.Pointer, n int) uint32 {
 // held. It returns whether it replaced one.
 func (c *coalescer) holdAck(v *buffer.View, s tcpSeg) bool {
 	replaced := c.n == 1 && c.ack
-	if replaced {
+	if replaced && c.views[0] != nil {
 		c.views[0].Release()
 	}
 	b := v.AsSlice()
 	c.hlen = copy(c.hdr[:], b[:tcpOff+s.thl])
 	c.views[0], c.n, c.nv, c.ack = v, 1, 1, true
+	c.offs[0], c.lens[0] = 0, uint16(len(b))
+	c.size, c.next = 0, s.seq
+	return replaced
+}
+
+// holdAckBytes is holdAck for pure ACK s in the borrowed frame b, which
+// fits hdr: its bytes, Ethernet padding included, are held in hdr, and a
+// buffer is made for it only if it goes up (merged).
+func (c *coalescer) holdAckBytes(b []byte, s tcpSeg) bool {
+	replaced := c.n == 1 && c.ack
+	if replaced && c.views[0] != nil {
+		c.views[0].Release()
+	}
+	copy(c.hdr[:], b)
+	c.hlen, c.alen = tcpOff+s.thl, len(b)
+	c.views[0], c.n, c.nv, c.ack = nil, 1, 1, true
 	c.offs[0], c.lens[0] = 0, uint16(len(b))
 	c.size, c.next = 0, s.seq
 	return replaced
@@ -442,6 +459,9 @@ func (c *coalescer) merged() buffer.Buffer {
 		c.n, c.nv, c.ack, c.open, c.copied = 0, 0, false, false, false
 	}()
 	if c.n == 1 && !c.copied {
+		if c.views[0] == nil { // an ACK held as bytes (holdAckBytes)
+			return buffer.MakeWithView(buffer.NewViewWithData(c.hdr[:c.alen]))
+		}
 		return buffer.MakeWithView(c.views[0])
 	}
 	h := c.hdr[:c.hlen]

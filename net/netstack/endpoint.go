@@ -239,7 +239,9 @@ func (e *Endpoint) Receive(frame []byte) {
 		return
 	}
 	if e.passes > 0 && e.coalesce && typ == etherTypeIPv4 {
-		if s, ok := mergeable(frame, mac); ok && s.plen > 0 {
+		s, ok := mergeable(frame, mac)
+		switch {
+		case ok && s.plen > 0:
 			if e.held.n > 0 && !e.held.continues(frame, s) {
 				e.deliverHeld(d)
 			}
@@ -251,6 +253,15 @@ func (e *Endpoint) Receive(frame []byte) {
 			}
 			// A wrong checksum: the frame goes up alone, after what is
 			// held, for the stack to drop and count.
+		case ok && len(frame) <= len(e.held.hdr) && inetsum.Fold(uint32(s.hsum)) == 0xffff:
+			// A pure ACK with a valid checksum (no payload to add to
+			// its sum): held as a copy of its bytes, so that one a
+			// later ACK supersedes never costs a buffer.
+			if e.held.n > 0 && !e.held.supersedes(frame, s) {
+				e.deliverHeld(d)
+			}
+			e.countAck(e.held.holdAckBytes(frame, s))
+			return
 		}
 	}
 	v := buffer.NewViewSize(len(frame))
@@ -291,11 +302,7 @@ func (e *Endpoint) receive(d stack.NetworkDispatcher, mac tcpip.LinkAddress, typ
 				if e.held.n > 0 && !e.held.supersedes(b, s) {
 					e.deliverHeld(d)
 				}
-				if e.held.holdAck(v, s) {
-					e.Stats.RxFrames.Add(1)
-					e.Stats.RxBytes.Add(uint32(e.held.hlen))
-					e.Stats.RxCoalesced.Add(1)
-				}
+				e.countAck(e.held.holdAck(v, s))
 				return
 			}
 			if e.held.n > 0 && !e.held.continues(b, s) {
@@ -312,6 +319,16 @@ func (e *Endpoint) receive(d stack.NetworkDispatcher, mac tcpip.LinkAddress, typ
 		e.deliverHeld(d)
 	}
 	e.deliver(d, typ, v)
+}
+
+// countAck counts a pure ACK held in place of one it superseded, which
+// the stack never sees, as delivered and coalesced.
+func (e *Endpoint) countAck(replaced bool) {
+	if replaced {
+		e.Stats.RxFrames.Add(1)
+		e.Stats.RxBytes.Add(uint32(e.held.hlen))
+		e.Stats.RxCoalesced.Add(1)
+	}
 }
 
 // deliverHeld delivers the segments held as one packet.
