@@ -24,7 +24,7 @@ import (
 
 // maxWindowTries bounds the windows one measurement may take to find
 // enough saturated intervals.
-const maxWindowTries = 3
+const maxWindowTries = 6
 
 // natbenchControlPort is progs/natbench's ControlPort.
 const natbenchControlPort = 5999
