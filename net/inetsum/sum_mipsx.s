@@ -19,6 +19,57 @@
 #define LOADU(off, r) MOVWR off(R2), r; MOVWL off+3(R2), r
 #endif
 
+// The loops work on 32-byte blocks in R8-R15, from R2 (and to R1).
+#define LOAD8 \
+	MOVW	0(R2), R8 \
+	MOVW	4(R2), R9 \
+	MOVW	8(R2), R10 \
+	MOVW	12(R2), R11 \
+	MOVW	16(R2), R12 \
+	MOVW	20(R2), R13 \
+	MOVW	24(R2), R14 \
+	MOVW	28(R2), R15
+
+#define LOADU8 \
+	LOADU(0, R8) \
+	LOADU(4, R9) \
+	LOADU(8, R10) \
+	LOADU(12, R11) \
+	LOADU(16, R12) \
+	LOADU(20, R13) \
+	LOADU(24, R14) \
+	LOADU(28, R15)
+
+#define STORE8 \
+	MOVW	R8, 0(R1) \
+	MOVW	R9, 4(R1) \
+	MOVW	R10, 8(R1) \
+	MOVW	R11, 12(R1) \
+	MOVW	R12, 16(R1) \
+	MOVW	R13, 20(R1) \
+	MOVW	R14, 24(R1) \
+	MOVW	R15, 28(R1)
+
+#define SUM8 \
+	MADDU24(8) \
+	MADDU24(9) \
+	MADDU24(10) \
+	MADDU24(11) \
+	MADDU24(12) \
+	MADDU24(13) \
+	MADDU24(14) \
+	MADDU24(15)
+
+// BOUNDS sets up a loop over R3 bytes from R2: HI:LO zero, R24 the
+// multiplier 1, R5 the end, R4 the end of the whole 32-byte blocks.
+#define BOUNDS \
+	MOVW	$1, R24 \
+	MOVW	R0, HI \
+	MOVW	R0, LO \
+	ADDU	R2, R3, R5 \
+	AND	$~31, R3, R4 \
+	ADDU	R2, R4
+
 // FOLD turns HI:LO into the folded 16-bit sum in R10: the high word
 // added back into the low one with its own carry, then two 16-bit folds.
 #define FOLD \
@@ -38,30 +89,11 @@
 TEXT ·wordSum(SB),NOSPLIT|NOFRAME,$0-10
 	MOVW	p+0(FP), R2
 	MOVW	n+4(FP), R3
-	MOVW	$1, R24
-	MOVW	R0, HI
-	MOVW	R0, LO
-	ADDU	R2, R3, R5	// end
-	AND	$~31, R3, R4
-	ADDU	R2, R4	// end of the 32-byte blocks
+	BOUNDS
 	BEQ	R2, R4, sum_words
 sum_blocks:
-	MOVW	0(R2), R8
-	MOVW	4(R2), R9
-	MOVW	8(R2), R10
-	MOVW	12(R2), R11
-	MOVW	16(R2), R12
-	MOVW	20(R2), R13
-	MOVW	24(R2), R14
-	MOVW	28(R2), R15
-	MADDU24(8)
-	MADDU24(9)
-	MADDU24(10)
-	MADDU24(11)
-	MADDU24(12)
-	MADDU24(13)
-	MADDU24(14)
-	MADDU24(15)
+	LOAD8
+	SUM8
 	ADDU	$32, R2
 	BNE	R2, R4, sum_blocks
 sum_words:
@@ -80,38 +112,12 @@ TEXT ·copyWordSum(SB),NOSPLIT|NOFRAME,$0-14
 	MOVW	d+0(FP), R1
 	MOVW	s+4(FP), R2
 	MOVW	n+8(FP), R3
-	MOVW	$1, R24
-	MOVW	R0, HI
-	MOVW	R0, LO
-	ADDU	R2, R3, R5	// end of s
-	AND	$~31, R3, R4
-	ADDU	R2, R4	// end of the 32-byte blocks
+	BOUNDS
 	BEQ	R2, R4, copy_words
 copy_blocks:
-	MOVW	0(R2), R8
-	MOVW	4(R2), R9
-	MOVW	8(R2), R10
-	MOVW	12(R2), R11
-	MOVW	16(R2), R12
-	MOVW	20(R2), R13
-	MOVW	24(R2), R14
-	MOVW	28(R2), R15
-	MOVW	R8, 0(R1)
-	MOVW	R9, 4(R1)
-	MOVW	R10, 8(R1)
-	MOVW	R11, 12(R1)
-	MOVW	R12, 16(R1)
-	MOVW	R13, 20(R1)
-	MOVW	R14, 24(R1)
-	MOVW	R15, 28(R1)
-	MADDU24(8)
-	MADDU24(9)
-	MADDU24(10)
-	MADDU24(11)
-	MADDU24(12)
-	MADDU24(13)
-	MADDU24(14)
-	MADDU24(15)
+	LOAD8
+	STORE8
+	SUM8
 	ADDU	$32, R2
 	ADDU	$32, R1
 	BNE	R2, R4, copy_blocks
@@ -133,38 +139,12 @@ TEXT ·copyWordSumUnaligned(SB),NOSPLIT|NOFRAME,$0-14
 	MOVW	d+0(FP), R1
 	MOVW	s+4(FP), R2
 	MOVW	n+8(FP), R3
-	MOVW	$1, R24
-	MOVW	R0, HI
-	MOVW	R0, LO
-	ADDU	R2, R3, R5	// end of s
-	AND	$~31, R3, R4
-	ADDU	R2, R4	// end of the 32-byte blocks
+	BOUNDS
 	BEQ	R2, R4, ucopy_words
 ucopy_blocks:
-	LOADU(0, R8)
-	LOADU(4, R9)
-	LOADU(8, R10)
-	LOADU(12, R11)
-	LOADU(16, R12)
-	LOADU(20, R13)
-	LOADU(24, R14)
-	LOADU(28, R15)
-	MOVW	R8, 0(R1)
-	MOVW	R9, 4(R1)
-	MOVW	R10, 8(R1)
-	MOVW	R11, 12(R1)
-	MOVW	R12, 16(R1)
-	MOVW	R13, 20(R1)
-	MOVW	R14, 24(R1)
-	MOVW	R15, 28(R1)
-	MADDU24(8)
-	MADDU24(9)
-	MADDU24(10)
-	MADDU24(11)
-	MADDU24(12)
-	MADDU24(13)
-	MADDU24(14)
-	MADDU24(15)
+	LOADU8
+	STORE8
+	SUM8
 	ADDU	$32, R2
 	ADDU	$32, R1
 	BNE	R2, R4, ucopy_blocks
