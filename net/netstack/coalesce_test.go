@@ -507,6 +507,38 @@ func TestSameHeaderWords(t *testing.T) {
 	}
 }
 
+// BenchmarkContinues: continues' word compare against alike, for a
+// word-aligned frame that continues the held run (both return true:
+// every field compared).
+func BenchmarkContinues(b *testing.B) {
+	first := seg{seq: 1000, payload: payload(1448, 1)}.frame()
+	var c coalescer
+	s0, ok := mergeable(first, tcpip.LinkAddress(coMAC[:]))
+	if !ok || !c.addCopy(first, s0) {
+		b.Fatal("first segment not merged")
+	}
+	next := seg{seq: 1000 + 1448, payload: payload(1448, 2)}.frame()
+	mem := make([]byte, len(next)+4)
+	off := (6 - int(uintptr(unsafe.Pointer(&mem[0]))&3)) & 3 // the frame at 2 mod 4
+	f := mem[off : off+len(next)]
+	copy(f, next)
+	s, _ := mergeable(f, tcpip.LinkAddress(coMAC[:]))
+	b.Run("words", func(b *testing.B) {
+		for range b.N {
+			if !c.sameHeaderWords(f) {
+				b.Fatal("does not continue")
+			}
+		}
+	})
+	b.Run("alike", func(b *testing.B) {
+		for range b.N {
+			if !c.alike(f, s, true) {
+				b.Fatal("does not continue")
+			}
+		}
+	})
+}
+
 // TestCoalesceAllocs: merging allocates nothing of its own per segment
 // (the merged packet's header buffer comes from gVisor's pool).
 func TestCoalesceAllocs(t *testing.T) {
