@@ -327,33 +327,24 @@ func halfSum(p unsafe.Pointer, n int) uint32 {
 	return s
 }
 
-// holdAck holds pure ACK s in frame v in place of a held one it
+// holdAck holds pure ACK s of frame b in place of a held one it
 // supersedes (released: the stack never sees it), or as the first frame
-// held. It returns whether it replaced one.
-func (c *coalescer) holdAck(v *buffer.View, s tcpSeg) bool {
+// held. v is b's buffer, which the coalescer takes over, or nil for a
+// borrowed frame that fits hdr: its bytes, Ethernet padding included, are
+// then held in hdr, and a buffer is made for it only if it goes up
+// (merged). It returns whether it replaced one.
+func (c *coalescer) holdAck(v *buffer.View, b []byte, s tcpSeg) bool {
 	replaced := c.n == 1 && c.ack
 	if replaced && c.views[0] != nil {
 		c.views[0].Release()
 	}
-	b := v.AsSlice()
-	c.hlen = copy(c.hdr[:], b[:tcpOff+s.thl])
-	c.views[0], c.n, c.nv, c.ack = v, 1, 1, true
-	c.offs[0], c.lens[0] = 0, uint16(len(b))
-	c.size, c.next = 0, s.seq
-	return replaced
-}
-
-// holdAckBytes is holdAck for pure ACK s in the borrowed frame b, which
-// fits hdr: its bytes, Ethernet padding included, are held in hdr, and a
-// buffer is made for it only if it goes up (merged).
-func (c *coalescer) holdAckBytes(b []byte, s tcpSeg) bool {
-	replaced := c.n == 1 && c.ack
-	if replaced && c.views[0] != nil {
-		c.views[0].Release()
-	}
-	copy(c.hdr[:], b)
 	c.hlen, c.alen = tcpOff+s.thl, len(b)
-	c.views[0], c.n, c.nv, c.ack = nil, 1, 1, true
+	if v == nil {
+		copy(c.hdr[:], b)
+	} else {
+		copy(c.hdr[:], b[:c.hlen])
+	}
+	c.views[0], c.n, c.nv, c.ack = v, 1, 1, true
 	c.offs[0], c.lens[0] = 0, uint16(len(b))
 	c.size, c.next = 0, s.seq
 	return replaced

@@ -260,7 +260,7 @@ func (e *Endpoint) Receive(frame []byte) {
 			if e.held.n > 0 && !e.held.supersedes(frame, s) {
 				e.deliverHeld(d)
 			}
-			e.countAck(e.held.holdAckBytes(frame, s))
+			e.countAck(e.held.holdAck(nil, frame, s))
 			return
 		}
 	}
@@ -302,7 +302,7 @@ func (e *Endpoint) receive(d stack.NetworkDispatcher, mac tcpip.LinkAddress, typ
 				if e.held.n > 0 && !e.held.supersedes(b, s) {
 					e.deliverHeld(d)
 				}
-				e.countAck(e.held.holdAck(v, s))
+				e.countAck(e.held.holdAck(v, b, s))
 				return
 			}
 			if e.held.n > 0 && !e.held.continues(b, s) {
