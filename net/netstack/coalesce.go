@@ -450,7 +450,7 @@ func (c *coalescer) merged() buffer.Buffer {
 		c.n, c.nv, c.ack, c.open, c.copied = 0, 0, false, false, false
 	}()
 	if c.n == 1 && !c.copied {
-		if c.views[0] == nil { // an ACK held as bytes (holdAckBytes)
+		if c.views[0] == nil { // an ACK held as bytes (holdAck without a buffer)
 			return buffer.MakeWithView(buffer.NewViewWithData(c.hdr[:c.alen]))
 		}
 		return buffer.MakeWithView(c.views[0])
