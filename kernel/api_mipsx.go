@@ -111,6 +111,33 @@ func IRQWaitTimed(line int) (uint32, uint32, error) {
 	return uint32(r), uint32(taken), nil
 }
 
+// IRQFD returns a new descriptor for line that the Go runtime's netpoller
+// can wait on: it is non-blocking, and readable while the line has fired
+// since the last IRQPoll or is closed. Wrapped in an os.File, a
+// RawConn.Read around IRQPoll parks the goroutine in the scheduler until
+// the line fires, where IRQWait blocks its thread in the kernel. Only
+// the newest descriptor of a line is signalled; close it with the File.
+func IRQFD(line int) (int, error) {
+	fd, _, e := syscall.RawSyscall(sysGowrtIRQ, irqOpFD, uintptr(line), 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}
+
+// IRQPoll is IRQWaitTimed that does not block: syscall.EAGAIN if line
+// has not fired since the last call.
+func IRQPoll(line int) (fired, taken uint32, err error) {
+	r, t, e := syscall.RawSyscall(sysGowrtIRQ, irqOpPoll, uintptr(line), 0)
+	switch e {
+	case 0:
+		return uint32(r), uint32(t), nil
+	case syscall.EBADF:
+		return 0, 0, ErrIRQClosed
+	}
+	return 0, 0, e
+}
+
 // IRQSetTrigger selects level (true) or edge triggering for line.
 func IRQSetTrigger(line int, level bool) error {
 	if level {

@@ -9,7 +9,9 @@
 // and clock_adjtime ADJ_SETOFFSET set the wall clock), memory (mmap,
 // munmap, madvise over a page table with demand-zero paging), the netpoller's
 // epoll and eventfd, signals (faults become recoverable panics, SIGURG keeps
-// asynchronous preemption working) and the console.
+// asynchronous preemption working) and the console. Interrupt lines reach
+// goroutines through private calls: a blocking wait (IRQWait), or a
+// descriptor per line that the netpoller waits on (IRQFD, IRQPoll).
 //
 // Everything runs in kernel mode on one CPU. The kernel itself runs only in
 // trap context (EXL set, interrupts off, on its own stack in kseg0), keeps all

@@ -154,6 +154,9 @@ func (k *kstate) close(fr *frame, fd uint32) {
 		return
 	}
 	if fd > 2 {
+		if f.kind == fdIRQ && k.irqFD[f.line&(maxIRQ-1)] == int32(fd) {
+			k.irqFD[f.line&(maxIRQ-1)] = 0
+		}
 		for i := range k.epitem {
 			e := &k.epitem[i]
 			if e.used != 0 && (e.fd == int32(fd) || e.epfd == int32(fd)) {
@@ -296,6 +299,10 @@ func (k *kstate) readiness(fd int32) uint32 {
 			r |= epollIn
 		}
 		return r
+	case fdIRQ:
+		if k.irqFired[f.line&(maxIRQ-1)] != 0 || k.irqEnabled&(1<<f.line) == 0 {
+			return epollIn
+		}
 	}
 	return 0
 }
@@ -398,6 +405,12 @@ const (
 	irqOpPend   = 6 // the controller's raw request bits (low word in v0, high in v1)
 	irqOpEdge   = 7 // edge-triggered
 	irqOpLevel  = 8 // level-triggered
+	// irqOpFD returns the line's descriptor for the netpoller (made on
+	// the first call): readable while the line has fired since the last
+	// irqOpPoll, or is closed. irqOpPoll is IRQWait that never blocks:
+	// EAGAIN if the line has not fired.
+	irqOpFD   = 9
+	irqOpPoll = 10
 )
 
 // irqLine reports whether line is one the kernel hands out.
@@ -421,6 +434,12 @@ func (k *kstate) irqOp(fr *frame, op, line uint32) {
 	}
 	bit := uint64(1) << line
 	switch op {
+	case irqOpFD:
+		k.irqFDOp(fr, line)
+		return
+	case irqOpPoll:
+		k.irqPoll(fr, line)
+		return
 	case irqOpOpen:
 		k.irqEnabled |= bit
 	case irqOpClose:
@@ -432,6 +451,9 @@ func (k *kstate) irqOp(fr *frame, op, line uint32) {
 			if t.state == tBlocked && t.wait == wIRQ && t.waddr == uintptr(line) {
 				k.wake(t, eBADF, 1)
 			}
+		}
+		if fd := k.irqFD[line&(maxIRQ-1)]; fd != 0 {
+			k.fdReady(uint32(fd)) // a parked waiter sees the line closed
 		}
 	case irqOpMask:
 		k.maskLine(int(line))
@@ -464,4 +486,43 @@ func (k *kstate) irqWait(fr *frame, t *thread, line uint32) {
 		return
 	}
 	k.block(t, wIRQ, uintptr(line), 0)
+}
+
+// irqFDOp makes a descriptor for line and makes it the one the line
+// signals (a later one replaces it; closing the line's descriptor
+// leaves the line without one). The runtime's netpoller takes it like
+// any non-blocking descriptor (os.NewFile, then RawConn.Read around
+// irqOpPoll): a goroutine waiting for the line then parks in the
+// scheduler, not in a system call, so no thread sits in the kernel per
+// line and the runtime's sysmon has no system call to retake a P from.
+//
+//go:nosplit
+func (k *kstate) irqFDOp(fr *frame, line uint32) {
+	fd := k.newFD(fdIRQ, oNonblock)
+	if fd < 0 {
+		fail(fr, 24) // EMFILE
+		return
+	}
+	k.fds[fd&(maxFDs-1)].line = line
+	k.irqFD[line&(maxIRQ-1)] = fd
+	ok(fr, uint32(fd))
+}
+
+// irqPoll is irqWait that fails with EAGAIN where irqWait would block.
+//
+//go:nosplit
+func (k *kstate) irqPoll(fr *frame, line uint32) {
+	line &= maxIRQ - 1
+	if k.irqEnabled&(1<<line) == 0 {
+		fail(fr, eBADF)
+		return
+	}
+	n := k.irqFired[line]
+	if n == 0 {
+		fail(fr, eAGAIN)
+		return
+	}
+	k.irqFired[line] = 0
+	ok(fr, n)
+	fr[3] = k.irqTaken[line]
 }

@@ -57,12 +57,14 @@ const (
 	fdConsole
 	fdEventfd
 	fdEpoll
+	fdIRQ // an interrupt line's readiness (irqOpFD), for the netpoller
 )
 
 type fdesc struct {
 	kind    uint32
 	flags   uint32 // O_NONBLOCK etc.
 	counter uint64 // eventfd
+	line    uint32 // fdIRQ
 }
 
 type epollItem struct {
@@ -163,6 +165,7 @@ type kstate struct {
 	irqEnabled    uint64 // lines opened through the intr Source
 	irqFired      [maxIRQ]uint32
 	irqTaken      [maxIRQ]uint32 // low 32 bits of CLOCK_MONOTONIC ns when the line was last taken
+	irqFD         [maxIRQ]int32  // the line's fdIRQ descriptor, 0: none
 
 	unknownSeen [16]uint32 // syscalls 4000..4511 already logged
 

@@ -194,8 +194,11 @@ func (k *kstate) irq(irq int) (pins uint32) {
 			k.irqFired[line] = 0
 			k.wake(t, n, 0)
 			t.fr[3] = k.irqTaken[line]
-			break
+			return pins
 		}
+	}
+	if fd := k.irqFD[line]; fd != 0 {
+		k.fdReady(uint32(fd))
 	}
 	return pins
 }
