@@ -63,6 +63,13 @@ const maxCoalesce = 44
 // the bytes merged (what the stack's receive buffer accounts for),
 // whether a pass brings it one segment or 44.
 //
+// lastChunk is gVisor's largest pooled chunk (buffer.MaxChunkSize).
+// Every chunk costs a pool lookup when it is made and another when it
+// is freed, each a loop over the size's bits (bits.MostSignificantOne64
+// is a bit-at-a-time loop on mips32, some 500 instructions), and its
+// views' reference counting: 64 KiB chunks rather than 16 KiB took a
+// bulk upload from 6.03 to 5.82 instructions per byte.
+//
 // The last chunk outlives the packet that took its first bytes: the
 // stack gets a clone of its view, covering the bytes merged so far, and
 // the coalescer keeps writing after them while the same connection's
@@ -77,7 +84,7 @@ const maxCoalesce = 44
 // only keeps the bound above: another connection's segment releases it.
 const (
 	firstChunk = 2 << 10
-	lastChunk  = 16 << 10
+	lastChunk  = 64 << 10
 	// keepMin is the least room worth keeping a chunk for: a segment
 	// of the smallest MSS a host must accept (RFC 9293 3.7.1: 536).
 	keepMin = 536
