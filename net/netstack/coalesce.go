@@ -20,10 +20,18 @@ import (
 // together), the Endpoint therefore holds the consecutive in-order data
 // segments of one connection and hands the stack one packet carrying
 // them all, with the first segment's headers: total length and checksums
-// recomputed, PSH if the last had it. The payloads stay in the frames'
+// recomputed, PSH if any had it. The payloads stay in the frames'
 // own buffers. At the pass's end, or when a frame that does not continue
 // the held segments arrives, the held packet goes up first: the stack
 // sees every byte in the order it arrived.
+//
+// A push does not end the run, as it ends Linux's GRO packet: the pass
+// ends within some 44 segments' work anyway, and the stack acts on PSH
+// no differently from other data (gVisor wakes readers on any). A Linux
+// sender sets PSH at the end of every write and at least every half
+// window, which on a bulk upload ended a run every 31 segments, and gave
+// the stack a third more packets, each costing it some 40 k
+// instructions: 5.82 instructions per byte before, 5.7 after.
 //
 // A segment is merged only if nothing the stack would act on differs
 // from the first one's: addresses, ports, TOS, TTL, DF, ACK number,
@@ -73,8 +81,8 @@ const maxCoalesce = 44
 // The last chunk outlives the packet that took its first bytes: the
 // stack gets a clone of its view, covering the bytes merged so far, and
 // the coalescer keeps writing after them while the same connection's
-// segments come, in the next run and in the next pass (a sender's push
-// ends a run, and a bulk upload's passes bring some 20 segments). Before,
+// segments come, in the next run and in the next pass (a bulk upload's
+// passes bring some 20 segments). Before,
 // every run began again at firstChunk, and its last chunk was on average
 // half empty: gVisor clears every chunk it hands out, and a bulk upload
 // cleared 1.45 bytes of chunk per byte merged. A chunk the stack shares
@@ -445,7 +453,7 @@ func (c *coalescer) note(b []byte, s tcpSeg, p uint16) {
 	c.n++
 	c.size += s.plen
 	c.next = s.seq + uint32(s.plen)
-	c.psh = s.flags&uint8(header.TCPFlagPsh) != 0
+	c.psh = c.psh || s.flags&uint8(header.TCPFlagPsh) != 0
 }
 
 // merged returns the held segments as one frame: fresh headers, then the

@@ -145,9 +145,9 @@ func inPassBy(e *Endpoint, deliver delivery, frames ...[]byte) {
 }
 
 // TestCoalesceMerges: a pass's consecutive segments reach the stack as one
-// packet with valid checksums and every payload byte in order, PSH from
-// the last, as soon as PSH ends them; odd payload lengths move later
-// payloads to odd offsets.
+// packet with valid checksums and every payload byte in order when the
+// pass ends, PSH from one in the middle (a push does not end the run);
+// odd payload lengths move later payloads to odd offsets.
 func TestCoalesceMerges(t *testing.T) {
 	for name, deliver := range deliveries {
 		t.Run(name, func(t *testing.T) { testCoalesceMerges(t, deliver) })
@@ -162,7 +162,7 @@ func testCoalesceMerges(t *testing.T, deliver delivery) {
 	for i, n := range []int{1460, 7, 1460, 1001, 2, 1460} {
 		p := payload(n, byte(i+1))
 		s := seg{seq: seq, payload: p}
-		if i == 5 {
+		if i == 2 {
 			s.flags = header.TCPFlagAck | header.TCPFlagPsh
 		}
 		frames = append(frames, s.frame())
@@ -173,10 +173,13 @@ func testCoalesceMerges(t *testing.T, deliver delivery) {
 	for _, f := range frames {
 		deliver(e, f)
 	}
-	if len(r.pkts) != 1 {
-		t.Fatalf("%d packets before the pass ended; PSH should have sent the merged one", len(r.pkts))
+	if len(r.pkts) != 0 {
+		t.Fatalf("%d packets before the pass ended; a push should not end the run", len(r.pkts))
 	}
 	e.ReceivePassDone()
+	if len(r.pkts) != 1 {
+		t.Fatalf("%d packets at the pass's end, want 1", len(r.pkts))
+	}
 	tcp, got := checkPacket(t, r.pkts[0])
 	if !bytes.Equal(got, want) || tcp.SequenceNumber() != 0xfffff000 || tcp.Flags() != header.TCPFlagAck|header.TCPFlagPsh {
 		t.Fatalf("merged packet: %d payload bytes (want %d), seq %#x, flags %v", len(got), len(want), tcp.SequenceNumber(), tcp.Flags())

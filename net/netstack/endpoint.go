@@ -246,8 +246,8 @@ func (e *Endpoint) Receive(frame []byte) {
 				e.deliverHeld(d)
 			}
 			if e.held.addCopy(frame, s) {
-				if s.flags&uint8(header.TCPFlagPsh) != 0 || e.held.n == maxCoalesce {
-					e.deliverHeld(d) // the sender's push, or full
+				if e.held.n == maxCoalesce {
+					e.deliverHeld(d)
 				}
 				return
 			}
@@ -309,8 +309,8 @@ func (e *Endpoint) receive(d stack.NetworkDispatcher, mac tcpip.LinkAddress, typ
 				e.deliverHeld(d)
 			}
 			e.held.add(v, s, sum)
-			if s.flags&uint8(header.TCPFlagPsh) != 0 || e.held.n == maxCoalesce {
-				e.deliverHeld(d) // the sender's push, or full
+			if e.held.n == maxCoalesce {
+				e.deliverHeld(d)
 			}
 			return
 		}
