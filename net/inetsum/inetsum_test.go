@@ -16,7 +16,7 @@ func TestSum16(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	mem := make([]byte, 4096+8)
 	rng.Read(mem)
-	for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 8, 31, 32, 33, 63, 64, 65, 100, 1459, 1460, 1500, 4096} {
+	for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 8, 31, 32, 33, 63, 64, 65, 95, 96, 100, 127, 128, 129, 1459, 1460, 1500, 4096} {
 		for off := 0; off < 8; off++ {
 			b := mem[off : off+n]
 			want := refSum(b)
@@ -83,7 +83,7 @@ func TestCopySum(t *testing.T) {
 		ones[i] = 0xff
 	}
 	for _, mem := range [][]byte{src, ones} {
-		for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 31, 32, 33, 35, 64, 100, 1447, 1448, 1460, 4096} {
+		for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 31, 32, 33, 35, 64, 96, 97, 100, 127, 128, 129, 1447, 1448, 1460, 4096} {
 			for so := 0; so < 4; so++ {
 				for do := 0; do < 4; do++ {
 					dst := make([]byte, n+8)
