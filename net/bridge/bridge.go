@@ -825,8 +825,11 @@ func (b *Bridge) Input(in int, frame []byte) {
 // the NIC port's handler.
 func (b *Bridge) toOwnMAC(frame []byte) bool {
 	m := &b.mac
-	return len(frame) >= ethHdrLen && frame[0] == m[0] && frame[1] == m[1] && frame[2] == m[2] &&
-		frame[3] == m[3] && frame[4] == m[4] && frame[5] == m[5]
+	if len(frame) < ethHdrLen {
+		return false
+	}
+	// One branch, not one per byte.
+	return (frame[0]^m[0])|(frame[1]^m[1])|(frame[2]^m[2])|(frame[3]^m[3])|(frame[4]^m[4])|(frame[5]^m[5]) == 0
 }
 
 // inputToHost is Input for the frames the router's forwarding fast path

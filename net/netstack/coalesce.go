@@ -160,7 +160,7 @@ const (
 // set).
 func mergeable(b []byte, mac tcpip.LinkAddress) (tcpSeg, bool) {
 	var s tcpSeg
-	if len(b) < tcpOff+header.TCPMinimumSize || !equal(b[0:6], mac) ||
+	if len(b) < tcpOff+header.TCPMinimumSize || !isMAC(b, mac) ||
 		binary.BigEndian.Uint16(b[12:14]) != uint16(header.IPv4ProtocolNumber) ||
 		b[ipOff] != 0x45 || b[ipOff+9] != uint8(header.TCPProtocolNumber) ||
 		binary.BigEndian.Uint16(b[ipOff+6:])&0x3fff != 0 { // MF, fragment offset
@@ -279,6 +279,17 @@ func sameWords(a, b []byte) bool {
 		return true
 	}
 	return equal(a, b)
+}
+
+// isMAC reports whether frame b (at least 6 bytes long) is addressed to
+// mac: its six bytes compared at once, without a branch per byte (a
+// quarter of equal's instructions on mips32).
+func isMAC(b []byte, mac tcpip.LinkAddress) bool {
+	if len(mac) != 6 {
+		return false
+	}
+	_ = b[5]
+	return (b[0]^mac[0])|(b[1]^mac[1])|(b[2]^mac[2])|(b[3]^mac[3])|(b[4]^mac[4])|(b[5]^mac[5]) == 0
 }
 
 // equal reports whether a and b hold the same bytes. For a header field's
