@@ -329,7 +329,19 @@ func headerSums(b []byte, thl int) (ip, tcp uint16) {
 		return inetsum.Fold(uint32(inetsum.Sum(b[ipOff:ipOff+12])) + a), inetsum.Fold(a + uint32(inetsum.Sum(b[tcpOff:])))
 	}
 	p := unsafe.Pointer(&b[0])
-	s1, s2, s3 := halfSum(unsafe.Add(p, ipOff), 12), halfSum(unsafe.Add(p, ipOff+12), 8), halfSum(unsafe.Add(p, tcpOff), thl)
+	h := func(off uintptr) uint32 { return uint32(*(*uint16)(unsafe.Add(p, off))) }
+	// Written out for the fixed headers: the loops' steps and tests cost
+	// as much as the loads and adds (halfSum took 184 instructions a
+	// frame on mips32 for these 52 bytes).
+	s1 := h(ipOff) + h(ipOff+2) + h(ipOff+4) + h(ipOff+6) + h(ipOff+8) + h(ipOff+10)
+	s2 := h(ipOff+12) + h(ipOff+14) + h(ipOff+16) + h(ipOff+18)
+	s3 := h(tcpOff) + h(tcpOff+2) + h(tcpOff+4) + h(tcpOff+6) + h(tcpOff+8) +
+		h(tcpOff+10) + h(tcpOff+12) + h(tcpOff+14) + h(tcpOff+16) + h(tcpOff+18)
+	if thl == 32 { // the timestamp option, as every segment of a connection that has it
+		s3 += h(tcpOff+20) + h(tcpOff+22) + h(tcpOff+24) + h(tcpOff+26) + h(tcpOff+28) + h(tcpOff+30)
+	} else if thl > header.TCPMinimumSize {
+		s3 += halfSum(unsafe.Add(p, tcpOff+header.TCPMinimumSize), thl-header.TCPMinimumSize)
+	}
 	ip, tcp = inetsum.Fold(s1+s2), inetsum.Fold(s2+s3)
 	if inetsum.LittleEndian {
 		ip, tcp = bits.ReverseBytes16(ip), bits.ReverseBytes16(tcp)
