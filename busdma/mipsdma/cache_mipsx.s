@@ -5,12 +5,14 @@
 // HIT_LOOP(insn) runs `cache op, 0(R8)` for R8 in [start, end) step line,
 // then SYNC. insn is the encoded CACHE instruction with base R8:
 // 0xbc000000 | 8<<21 | op<<16, the 16-bit offset in its low bits. For
-// 16- and 32-byte lines (QEMU's 24Kf; the 24K's and 74K's D-cache) it
-// covers 128 bytes per iteration, eight or four operations at immediate
-// offsets, while 128 bytes are left: about 1.5 or 2 instructions a line
-// instead of 5 (a 1536-byte buffer is 96 or 48 lines). The remaining
-// lines, and other line sizes, go one at a time. start and end are
-// line-aligned, so a 128-byte step never passes end.
+// 16-byte lines (QEMU's 24Kc and 24Kf) it covers 256 bytes per
+// iteration, sixteen operations at immediate offsets, while 256 bytes are
+// left, then one 128-byte step if 128 are: about 1.45 instructions a line
+// instead of 5 (a 1536-byte buffer is 96 lines). For 32-byte lines (the
+// 24K's and 74K's D-cache) it covers 128 bytes per iteration, four
+// operations: about 2 a line. The remaining lines, and other line
+// sizes, go one at a time. start and end are line-aligned, so a step
+// never passes end.
 #define HIT_LOOP(insn) \
 	MOVW	start+0(FP), R8; \
 	MOVW	end+4(FP), R9; \
@@ -22,6 +24,29 @@
 	BEQ	R10, R12, by32; \
 	JMP	loop; \
 by16: \
+	ADDU	$256, R8, R12; \
+	SGTU	R12, R9, R11; \
+	BNE	R11, by16tail; \
+	WORD	insn; \
+	WORD	insn+16; \
+	WORD	insn+32; \
+	WORD	insn+48; \
+	WORD	insn+64; \
+	WORD	insn+80; \
+	WORD	insn+96; \
+	WORD	insn+112; \
+	WORD	insn+128; \
+	WORD	insn+144; \
+	WORD	insn+160; \
+	WORD	insn+176; \
+	WORD	insn+192; \
+	WORD	insn+208; \
+	WORD	insn+224; \
+	WORD	insn+240; \
+	MOVW	R12, R8; \
+	BNE	R8, R9, by16; \
+	JMP	done; \
+by16tail: \
 	ADDU	$128, R8, R12; \
 	SGTU	R12, R9, R11; \
 	BNE	R11, loop; \
@@ -34,8 +59,8 @@ by16: \
 	WORD	insn+96; \
 	WORD	insn+112; \
 	MOVW	R12, R8; \
-	BNE	R8, R9, by16; \
-	JMP	done; \
+	BEQ	R8, R9, done; \
+	JMP	loop; \
 by32: \
 	ADDU	$128, R8, R12; \
 	SGTU	R12, R9, R11; \
@@ -75,3 +100,11 @@ TEXT ·hitInvalidate(SB),NOSPLIT|NOFRAME,$0-12
 // Hit_Writeback_Inv_D (op 0x15)
 TEXT ·hitWritebackInv(SB),NOSPLIT|NOFRAME,$0-12
 	HIT_LOOP($0xbd150000)
+
+// hitProbe is HIT_LOOP with `sb $zero, off(R8)` (opcode 0x28, base R8)
+// in place of the CACHE instruction, which is privileged: run in user
+// mode (qemu-mips), it zeroes the first byte of every line a loop visits,
+// so TestHitLoopBounds can check that the loops cover [start, end)
+// exactly, for each line size and length.
+TEXT ·hitProbe(SB),NOSPLIT|NOFRAME,$0-12
+	HIT_LOOP($0xa1000000)
