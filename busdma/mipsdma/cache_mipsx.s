@@ -2,6 +2,18 @@
 
 #include "textflag.h"
 
+// OPS128(insn, o) is the eight operations of a 128-byte step over
+// 16-byte lines, at offset o from R8.
+#define OPS128(insn, o) \
+	WORD	insn+o; \
+	WORD	insn+o+16; \
+	WORD	insn+o+32; \
+	WORD	insn+o+48; \
+	WORD	insn+o+64; \
+	WORD	insn+o+80; \
+	WORD	insn+o+96; \
+	WORD	insn+o+112
+
 // HIT_LOOP(insn) runs `cache op, 0(R8)` for R8 in [start, end) step line,
 // then SYNC. insn is the encoded CACHE instruction with base R8:
 // 0xbc000000 | 8<<21 | op<<16, the 16-bit offset in its low bits. For
@@ -27,22 +39,8 @@ by16: \
 	ADDU	$256, R8, R12; \
 	SGTU	R12, R9, R11; \
 	BNE	R11, by16tail; \
-	WORD	insn; \
-	WORD	insn+16; \
-	WORD	insn+32; \
-	WORD	insn+48; \
-	WORD	insn+64; \
-	WORD	insn+80; \
-	WORD	insn+96; \
-	WORD	insn+112; \
-	WORD	insn+128; \
-	WORD	insn+144; \
-	WORD	insn+160; \
-	WORD	insn+176; \
-	WORD	insn+192; \
-	WORD	insn+208; \
-	WORD	insn+224; \
-	WORD	insn+240; \
+	OPS128(insn, 0); \
+	OPS128(insn, 128); \
 	MOVW	R12, R8; \
 	BNE	R8, R9, by16; \
 	JMP	done; \
@@ -50,14 +48,7 @@ by16tail: \
 	ADDU	$128, R8, R12; \
 	SGTU	R12, R9, R11; \
 	BNE	R11, loop; \
-	WORD	insn; \
-	WORD	insn+16; \
-	WORD	insn+32; \
-	WORD	insn+48; \
-	WORD	insn+64; \
-	WORD	insn+80; \
-	WORD	insn+96; \
-	WORD	insn+112; \
+	OPS128(insn, 0); \
 	MOVW	R12, R8; \
 	BEQ	R8, R9, done; \
 	JMP	loop; \
