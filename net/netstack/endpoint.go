@@ -62,12 +62,16 @@ type Endpoint struct {
 	dispatcher stack.NetworkDispatcher
 	mtu        uint32
 	addr       tcpip.LinkAddress
-	onClose    func()
-	started    bool
-	st         *stack.Stack
-	nicID      tcpip.NICID
-	onLink     func(gnet.LinkState)
-	startErr   error
+	// conf is the three above as of their last change (publishLocked),
+	// for the per-frame paths: one atomic load, where a read lock is two
+	// atomic read-modify-writes (some 40 instructions on mips32).
+	conf     atomic.Pointer[linkConf]
+	onClose  func()
+	started  bool
+	st       *stack.Stack
+	nicID    tcpip.NICID
+	onLink   func(gnet.LinkState)
+	startErr error
 
 	linkUp atomic.Bool
 
@@ -98,6 +102,20 @@ type Endpoint struct {
 	seg    segmenter // cuts offloaded packets; guarded by txMu
 
 	Stats Stats
+}
+
+// linkConf is a snapshot of an Endpoint's dispatcher, MTU and link
+// address; it is never changed once published.
+type linkConf struct {
+	d    stack.NetworkDispatcher
+	mtu  uint32
+	addr tcpip.LinkAddress
+}
+
+// publishLocked publishes the dispatcher, MTU and link address. The caller
+// holds e.mu.
+func (e *Endpoint) publishLocked() {
+	e.conf.Store(&linkConf{d: e.dispatcher, mtu: e.mtu, addr: e.addr})
 }
 
 var _ stack.LinkEndpoint = (*Endpoint)(nil)
@@ -169,6 +187,7 @@ func NewEndpointOptions(nic gnet.NIC, o Options) (*Endpoint, error) {
 	}
 	e.batcher, _ = nic.(gnet.TxBatcher)
 	e.linkUp.Store(nic.Link().Up)
+	e.publishLocked() // not shared yet
 	return e, nil
 }
 
@@ -361,10 +380,7 @@ func (e *Endpoint) ReceivePassDone() {
 		e.passes--
 	}
 	if e.held.n > 0 {
-		e.mu.RLock()
-		d := e.dispatcher
-		e.mu.RUnlock()
-		e.deliverHeld(d)
+		e.deliverHeld(e.conf.Load().d)
 	}
 }
 
@@ -378,9 +394,8 @@ func (e *Endpoint) accept(b []byte) (uint16, stack.NetworkDispatcher, tcpip.Link
 		e.Stats.RxMalformed.Add(1)
 		return 0, nil, ""
 	}
-	e.mu.RLock()
-	d, mtu, addr := e.dispatcher, e.mtu, e.addr
-	e.mu.RUnlock()
+	c := e.conf.Load()
+	d, mtu, addr := c.d, c.mtu, c.addr
 	typ := binary.BigEndian.Uint16(b[12:14])
 	max := int(mtu) + gnet.EthHeaderLen
 	if typ == 0x8100 {
@@ -450,11 +465,7 @@ func (e *Endpoint) deliver(d stack.NetworkDispatcher, typ uint16, v *buffer.View
 }
 
 // MTU implements stack.LinkEndpoint.
-func (e *Endpoint) MTU() uint32 {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return e.mtu
-}
+func (e *Endpoint) MTU() uint32 { return e.conf.Load().mtu }
 
 // SetMTU implements stack.LinkEndpoint. The MTU can only be lowered below
 // what the NIC supports.
@@ -464,6 +475,7 @@ func (e *Endpoint) SetMTU(mtu uint32) {
 	}
 	e.mu.Lock()
 	e.mtu = mtu
+	e.publishLocked()
 	e.mu.Unlock()
 }
 
@@ -471,17 +483,14 @@ func (e *Endpoint) SetMTU(mtu uint32) {
 func (*Endpoint) MaxHeaderLength() uint16 { return gnet.EthHeaderLen }
 
 // LinkAddress implements stack.LinkEndpoint.
-func (e *Endpoint) LinkAddress() tcpip.LinkAddress {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return e.addr
-}
+func (e *Endpoint) LinkAddress() tcpip.LinkAddress { return e.conf.Load().addr }
 
 // SetLinkAddress implements stack.LinkEndpoint. It only changes the source
 // address the stack uses; the NIC's station address filter is the driver's.
 func (e *Endpoint) SetLinkAddress(addr tcpip.LinkAddress) {
 	e.mu.Lock()
 	e.addr = addr
+	e.publishLocked()
 	e.mu.Unlock()
 }
 
@@ -526,11 +535,13 @@ func (e *Endpoint) Attach(d stack.NetworkDispatcher) {
 		e.started = true
 	}
 	e.dispatcher = d
+	e.publishLocked()
 	e.mu.Unlock()
 	if start {
 		if err := e.nic.Start(e); err != nil {
 			e.mu.Lock()
 			e.dispatcher = nil
+			e.publishLocked()
 			e.started = false
 			e.startErr = err
 			e.mu.Unlock()
@@ -585,6 +596,7 @@ func (e *Endpoint) Close() {
 	started := e.started
 	e.started = false
 	e.dispatcher = nil
+	e.publishLocked()
 	e.mu.Unlock()
 	if f != nil {
 		f()
