@@ -547,6 +547,20 @@ config rule
 			t.Fatalf("frame %d: the frame was changed", i)
 		}
 	}
+	// With the driver's buffer offered (br-lan's host port), the frame
+	// is counted when the pass ends.
+	var rx driverRx
+	f := frame(lanMAC, hostMAC, from, netip.AddrPortFrom(lanAddr.Addr(), 23), protoTCP, 64, tcpSYN())
+	if !g.lan.ReceiveLentBuf(rx.lend(f), &rx) {
+		t.Fatal("frame with its driver's buffer not taken")
+	}
+	if uint64(g.lanUp.count()) != up+1 || g.f.Stats.Local.Load() != up {
+		t.Fatalf("stack got %d frames (want %d), local %d before the pass's end (want %d)", g.lanUp.count(), up+1, g.f.Stats.Local.Load(), up)
+	}
+	g.lan.ReceiveLentDone()
+	if g.f.Stats.Local.Load() != up+1 {
+		t.Fatalf("local %d after the pass's end, want %d", g.f.Stats.Local.Load(), up+1)
+	}
 	if g.f.Table().Stats().Conns != 0 {
 		t.Fatal("the router's own traffic from the LAN entered the connection table")
 	}

@@ -154,10 +154,21 @@ func (f *Forwarder) inputLent(in *Iface, frame []byte) bool {
 			in.accepted = inputMemo{rules: rules, key: key}
 		}
 	}
-	f.Stats.Local.Add(1)
+	f.countLocal(in)
 	in.readable(frame)
 	in.deliverFrame(frame)
 	return true
+}
+
+// countLocal counts a frame inputLent passed up: when the pass ends if it
+// came with its driver's buffer (ReceiveLentBuf, which ReceiveLentDone
+// follows), else at once.
+func (f *Forwarder) countLocal(in *Iface) {
+	if in.rxBuf != nil {
+		in.localSent++
+		return
+	}
+	f.Stats.Local.Add(1)
 }
 
 // inputMemo is an interface's last packet for the router that the input
