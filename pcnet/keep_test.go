@@ -175,14 +175,11 @@ func TestKeepForwardsFromReceiveBuffer(t *testing.T) {
 			}
 			// The driver adds its TX counts when it rings the
 			// doorbell, which may be just after the chip sent.
-			fromRx := r.nic.Stats.TxFromRx.Load()
-			for wait := time.Now().Add(time.Second); fromRx != uint64(k.received()-k.refused-k.txErr) && time.Now().Before(wait); {
-				time.Sleep(time.Millisecond)
-				fromRx = r.nic.Stats.TxFromRx.Load()
-			}
-			if fromRx == 0 || fromRx != uint64(k.received()-k.refused-k.txErr) {
+			kept := uint64(k.received() - k.refused - k.txErr)
+			waitFor(time.Second, func() bool { return r.nic.Stats.TxFromRx.Load() == kept })
+			if fromRx := r.nic.Stats.TxFromRx.Load(); fromRx == 0 || fromRx != kept {
 				t.Fatalf("be=%v seed %d: %d frames sent from receive buffers, %d kept (%d refused, %d not sent)",
-					be, seed, fromRx, k.received(), k.refused, k.txErr)
+					be, seed, r.nic.Stats.TxFromRx.Load(), k.received(), k.refused, k.txErr)
 			}
 			if k.refused != int(r.nic.Stats.RxKeepEmpty.Load()) {
 				t.Fatalf("be=%v seed %d: %d keeps refused, RxKeepEmpty %d", be, seed, k.refused, r.nic.Stats.RxKeepEmpty.Load())
@@ -372,6 +369,11 @@ func TestBridgeSendsFromReceiveBuffer(t *testing.T) {
 			t.Fatalf("chip B sent %d of %d frames", i, n)
 		}
 	}
+	// TxFrames and TxFromRx are added one after the other, after the
+	// doorbell: wait for them to agree.
+	waitFor(5*time.Second, func() bool {
+		return b.Stats.TxFromRx.Load()+a.nic.Stats.RxKeepEmpty.Load() == b.Stats.TxFrames.Load()
+	})
 	fromRx := b.Stats.TxFromRx.Load()
 	if fromRx == 0 || fromRx+a.nic.Stats.RxKeepEmpty.Load() != b.Stats.TxFrames.Load() {
 		t.Fatalf("chip B sent %d frames, %d from chip A's buffers; A refused %d keeps",
@@ -581,6 +583,9 @@ func checkRewrittenSent(t *testing.T, seed uint64, be, inPlace bool, hl int) {
 			t.Fatalf("be=%v in place=%v: %d of %d frames sent", be, inPlace, i, sent)
 		}
 	}
+	// The driver adds its TX counts after ringing the doorbell, and the
+	// model may send the frames before that: wait for the count.
+	waitFor(5*time.Second, func() bool { return r.nic.Stats.TxFromRx.Load() == uint64(sent) })
 	if from := r.nic.Stats.TxFromRx.Load(); from == 0 || from != uint64(sent) {
 		t.Fatalf("be=%v in place=%v: %d of %d kept frames sent from receive buffers", be, inPlace, from, sent)
 	}
@@ -681,5 +686,14 @@ func TestRxPoolConcurrentReturns(t *testing.T) {
 	}
 	if len(seen) != n {
 		t.Fatalf("%d of %d buffers came back", len(seen), n)
+	}
+}
+
+// waitFor polls ok every millisecond until it holds or d has passed: the
+// driver adds its TX counts after ringing the doorbell, so a model's
+// goroutine may have sent the frames before the counts show them.
+func waitFor(d time.Duration, ok func() bool) {
+	for deadline := time.Now().Add(d); !ok() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
 	}
 }
