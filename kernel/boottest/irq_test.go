@@ -21,7 +21,7 @@ func TestInterrupts(t *testing.T) {
 			t.Fatalf("%s: exit %d\n%s", board, r.code, r.out)
 		}
 		for _, l := range strings.Split(r.out, "\n") {
-			if strings.HasPrefix(l, "intr") || strings.HasPrefix(l, "irq latency") {
+			if strings.HasPrefix(l, "intr") || strings.HasPrefix(l, "irq source") || strings.HasPrefix(l, "irq latency") {
 				t.Logf("%s: %s", board, l)
 			}
 		}

@@ -10,6 +10,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gowrt/gowrt/board/malta"
+	"github.com/gowrt/gowrt/intr/kernelirq"
 	"github.com/gowrt/gowrt/kernel"
 	soc "github.com/gowrt/gowrt/soc/malta"
 )
@@ -109,6 +111,18 @@ func main() {
 			l[len(l)/2], l[len(l)*99/100], len(l))
 	}
 
+	// 3b. kernelirq.Source's wait, per interrupt, allocates nothing.
+	if a, err := sourceAllocs(); err != nil {
+		fmt.Println("FAIL source wait:", err)
+		failed = true
+	} else {
+		fmt.Printf("irq source: %.2f allocations per wait\n", a)
+		if a != 0 {
+			fmt.Println("FAIL source wait allocates")
+			failed = true
+		}
+	}
+
 	// 4. A lost wake-up leaves the line masked for good, and an idle
 	// scheduler never looks: the stream must keep flowing while other
 	// goroutines compute, sleep, and hand work to each other.
@@ -166,6 +180,37 @@ func pollLatency() ([]uint32, error) {
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	return lat, nil
+}
+
+// sourceAllocs waits for 200 RTC interrupts through kernelirq.Source,
+// the way a Dispatcher's goroutine does, after one to set the line up,
+// and returns the heap allocations per wait.
+func sourceAllocs() (float64, error) {
+	src := kernelirq.NewSource(malta.PIC)
+	defer src.Close(rtcLine)
+	startRTC()
+	defer stopRTC()
+	wait := func() error {
+		if _, err := src.Wait(rtcLine); err != nil {
+			return err
+		}
+		rtc(rtcC)
+		return kernel.IRQUnmask(rtcLine)
+	}
+	kernel.IRQUnmask(rtcLine)
+	if err := wait(); err != nil { // opens the line, makes its descriptor
+		return 0, err
+	}
+	const n = 200
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := 0; i < n; i++ {
+		if err := wait(); err != nil {
+			return 0, err
+		}
+	}
+	runtime.ReadMemStats(&after)
+	return float64(after.Mallocs-before.Mallocs) / n, nil
 }
 
 // streamUnderLoad runs the RTC through a Dispatcher for a second of
