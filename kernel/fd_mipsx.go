@@ -405,10 +405,10 @@ const (
 	irqOpPend   = 6 // the controller's raw request bits (low word in v0, high in v1)
 	irqOpEdge   = 7 // edge-triggered
 	irqOpLevel  = 8 // level-triggered
-	// irqOpFD returns the line's descriptor for the netpoller (made on
-	// the first call): readable while the line has fired since the last
-	// irqOpPoll, or is closed. irqOpPoll is IRQWait that never blocks:
-	// EAGAIN if the line has not fired.
+	// irqOpFD makes a descriptor for the line, for the netpoller (the
+	// newest one is the one the line signals): readable while the line
+	// has fired since the last irqOpPoll, or is closed. irqOpPoll is
+	// IRQWait that never blocks: EAGAIN if the line has not fired.
 	irqOpFD   = 9
 	irqOpPoll = 10
 )
