@@ -31,7 +31,7 @@ import (
 // sender sets PSH at the end of every write and at least every half
 // window, which on a bulk upload ended a run every 31 segments, and gave
 // the stack a third more packets, each costing it some 40 k
-// instructions: 5.82 instructions per byte before, 5.7 after.
+// instructions: 5.82 instructions per byte before, 5.34 to 5.58 after.
 //
 // A segment is merged only if nothing the stack would act on differs
 // from the first one's: addresses, ports, TOS, TTL, DF, ACK number,
