@@ -761,3 +761,149 @@ func TestSameWords(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkRefsLayout: the pinned gVisor lays out View and its chunk as
+// chunkrefs.go reads them (if an upgrade changes that, the coalescer
+// silently stops reusing chunks: this fails instead), and chunkAlone
+// follows the references as views are cloned and released.
+func TestChunkRefsLayout(t *testing.T) {
+	if !refsOK {
+		t.Fatal("gVisor's View or chunk layout is not the one chunkrefs.go reads")
+	}
+	v := buffer.NewView(lastChunk)
+	if !chunkAlone(v) {
+		t.Fatal("a new view's chunk is not alone")
+	}
+	c1, c2 := v.Clone(), v.Clone()
+	if chunkAlone(v) || chunkAlone(c1) {
+		t.Fatal("a cloned view's chunk is alone")
+	}
+	c1.Release()
+	if chunkAlone(v) {
+		t.Fatal("alone with one clone left")
+	}
+	c2.Release()
+	if !chunkAlone(v) {
+		t.Fatal("not alone once every clone is released")
+	}
+	v.Release()
+}
+
+// bulkRuns merges runs of 20 full segments of one connection, as a bulk
+// upload's passes bring them, and hands each merged packet to take.
+func bulkRuns(t *testing.T, c *coalescer, runs int, take func(buffer.Buffer, []byte)) {
+	t.Helper()
+	seq := uint32(0)
+	for r := range runs {
+		var want []byte
+		for i := range 20 {
+			p := payload(1448, byte(r*20+i))
+			want = append(want, p...)
+			f := seg{seq: seq, payload: p}.frame()
+			seq += 1448
+			s, ok := mergeable(f, tcpip.LinkAddress(coMAC[:]))
+			if !ok || !c.addCopy(f, s) {
+				t.Fatal("not merged")
+			}
+		}
+		take(c.merged(), want)
+		c.passDone()
+	}
+}
+
+// TestCoalescerReusesChunks: with the stack releasing each packet before
+// the next pass, as a reader that keeps up makes it, the coalescer writes
+// its filled 64 KiB chunks again rather than have gVisor make (and clear)
+// new ones; every packet still carries its own bytes.
+func TestCoalescerReusesChunks(t *testing.T) {
+	var st Stats
+	c := coalescer{stats: &st}
+	bulkRuns(t, &c, 100, func(buf buffer.Buffer, want []byte) {
+		if got := buf.Flatten()[header.IPv4MinimumSize+header.TCPMinimumSize+header.EthernetMinimumSize:]; !bytes.Equal(got, want) {
+			t.Fatal("a packet's payload is wrong")
+		}
+		buf.Release()
+	})
+	// 100 runs of 28960 bytes fill 44 chunks of 64 KiB; the first ones
+	// (2, 4, ... 32 KiB) come before them.
+	made, reused := st.RxChunks.Load(), st.RxChunksReused.Load()
+	if reused < 40 || made > 8 {
+		t.Errorf("%d chunks made, %d reused; want at most 8 made, most reused", made, reused)
+	}
+}
+
+// TestCoalescerReusesOnlyReleasedChunks is the wrong way caught: while
+// the stack holds its packets (a reader that does not read), no chunk is
+// written again, and every byte the stack was given stays as it was.
+func TestCoalescerReusesOnlyReleasedChunks(t *testing.T) {
+	var st Stats
+	c := coalescer{stats: &st}
+	var held []buffer.Buffer
+	var wants [][]byte
+	bulkRuns(t, &c, 20, func(buf buffer.Buffer, want []byte) {
+		held, wants = append(held, buf), append(wants, want)
+	})
+	if n := st.RxChunksReused.Load(); n != 0 {
+		t.Errorf("%d chunks the stack still held were reused", n)
+	}
+	for i, buf := range held {
+		if got := buf.Flatten()[header.IPv4MinimumSize+header.TCPMinimumSize+header.EthernetMinimumSize:]; !bytes.Equal(got, wants[i]) {
+			t.Fatalf("packet %d's payload changed under the stack", i)
+		}
+		buf.Release()
+	}
+}
+
+// TestCoalescerLetsChunksGo: once passes stop bringing payloads, the kept
+// and spare chunks are released, not held for good.
+func TestCoalescerLetsChunksGo(t *testing.T) {
+	c := coalescer{}
+	bulkRuns(t, &c, 10, func(buf buffer.Buffer, _ []byte) { buf.Release() })
+	if c.nspare == 0 || c.kept == nil {
+		t.Fatalf("after a transfer: %d spares, kept %v; want some held", c.nspare, c.kept != nil)
+	}
+	for range idlePasses - 1 {
+		c.passDone()
+	}
+	if c.nspare == 0 || c.kept == nil {
+		t.Fatal("chunks let go before idlePasses passes")
+	}
+	c.passDone()
+	if c.nspare != 0 || c.kept != nil {
+		t.Errorf("after %d idle passes: %d spares, kept %v; want none", idlePasses, c.nspare, c.kept != nil)
+	}
+}
+
+// TestCoalescerReusesChunksConcurrently: the stack reads and releases its
+// packets on another goroutine, as gVisor's reader does; run with -race,
+// a chunk written again before the reader's release happened would be a
+// reported race, or a payload that changed under the reader. The channel
+// has room for every packet, so nothing but the chunks' reference counts
+// orders the reader's release before the coalescer's next write.
+func TestCoalescerReusesChunksConcurrently(t *testing.T) {
+	const runs = 100
+	var st Stats
+	c := coalescer{stats: &st}
+	type pkt struct {
+		buf  buffer.Buffer
+		want []byte
+	}
+	ch := make(chan pkt, runs)
+	done := make(chan error)
+	go func() {
+		var err error
+		for p := range ch {
+			if got := p.buf.Flatten()[header.IPv4MinimumSize+header.TCPMinimumSize+header.EthernetMinimumSize:]; err == nil && !bytes.Equal(got, p.want) {
+				err = fmt.Errorf("a packet's payload changed under the reader")
+			}
+			p.buf.Release()
+		}
+		done <- err
+	}()
+	bulkRuns(t, &c, runs, func(buf buffer.Buffer, want []byte) { ch <- pkt{buf, want} })
+	close(ch)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d chunks made, %d reused", st.RxChunks.Load(), st.RxChunksReused.Load())
+}

@@ -40,7 +40,11 @@ type Stats struct {
 	// one's packet and the pure ACKs a later one superseded (see
 	// coalesce.go); they are in RxFrames too.
 	RxCoalesced gnet.Counter
-	LinkChanges gnet.Counter
+	// RxChunks counts the chunks the coalescer had gVisor make for
+	// copied payloads, RxChunksReused the filled ones it wrote again
+	// instead, once the stack had let them go (coalesce.go).
+	RxChunks, RxChunksReused gnet.Counter
+	LinkChanges              gnet.Counter
 	// TimestampsRefused counts connection requests whose TCP Timestamps
 	// option was removed (Options.NoTCPTimestamps).
 	TimestampsRefused gnet.Counter
@@ -185,6 +189,7 @@ func NewEndpointOptions(nic gnet.NIC, o Options) (*Endpoint, error) {
 		gso:             !o.NoSegmentationOffload,
 		coalesce:        !o.NoReceiveCoalescing,
 	}
+	e.held.stats = &e.Stats
 	e.batcher, _ = nic.(gnet.TxBatcher)
 	e.linkUp.Store(nic.Link().Up)
 	e.publishLocked() // not shared yet
@@ -382,6 +387,7 @@ func (e *Endpoint) ReceivePassDone() {
 	if e.held.n > 0 {
 		e.deliverHeld(e.conf.Load().d)
 	}
+	e.held.passDone()
 }
 
 // accept checks a received frame's framing and that the endpoint is
