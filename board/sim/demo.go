@@ -138,7 +138,7 @@ func (b *Board) startDemo(p *Port) error {
 	if err != nil {
 		return err
 	}
-	if e := s.CreateNIC(1, ep); e != nil {
+	if e := netstack.CreateNIC(s, 1, ep); e != nil {
 		return fmt.Errorf("sim: demo host: %v", e)
 	}
 	if err := ep.BindStack(s, 1); err != nil {

@@ -630,7 +630,36 @@ func (e *Endpoint) SetOnCloseAction(f func()) {
 // for a NIC that batches its doorbells (net.TxBatcher), rung once at the
 // end.
 func (e *Endpoint) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) {
-	list := pkts.AsSlice()
+	return e.write(pkts.AsSlice())
+}
+
+// QDisc returns the queueing discipline to create e's stack NIC with
+// (stack.NICOptions.QDisc; CreateNIC does): it hands each packet the
+// stack sends straight to e, as gVisor's default one does, but without
+// the one-packet list that one makes, a heap allocation per packet sent
+// (the list's slice escapes into the LinkWriter interface call).
+func (e *Endpoint) QDisc() stack.QueueingDiscipline { return directQDisc{e} }
+
+// directQDisc is Endpoint.QDisc's discipline: none, as gVisor's default.
+type directQDisc struct{ e *Endpoint }
+
+// WritePacket implements stack.QueueingDiscipline.
+func (q directQDisc) WritePacket(pkt *stack.PacketBuffer) tcpip.Error {
+	one := [1]*stack.PacketBuffer{pkt}
+	_, err := q.e.write(one[:])
+	return err
+}
+
+// Close implements stack.QueueingDiscipline: there is no queue to close.
+func (directQDisc) Close() {}
+
+// CreateNIC adds e to s as NIC id, with e's QDisc.
+func CreateNIC(s *stack.Stack, id tcpip.NICID, e *Endpoint) tcpip.Error {
+	return s.CreateNICWithOptions(id, e, stack.NICOptions{QDisc: e.QDisc()})
+}
+
+// write is WritePackets for the packets of list, which it does not keep.
+func (e *Endpoint) write(list []*stack.PacketBuffer) (int, tcpip.Error) {
 	max := int(e.MTU()) + gnet.EthHeaderLen
 	sg := e.caps&gnet.CapScatterGather != 0
 	if e.batcher != nil && burst(list) {

@@ -28,7 +28,7 @@ func verifyingStack(t *testing.T) (*Endpoint, *frameNIC, *stack.Stack) {
 		TransportProtocols: []stack.TransportProtocolFactory{tcp.NewProtocol},
 	})
 	t.Cleanup(s.Close)
-	if err := s.CreateNIC(1, e); err != nil {
+	if err := CreateNIC(s, 1, e); err != nil { // the stack sends through e.QDisc
 		t.Fatal(err)
 	}
 	if err := s.AddProtocolAddress(1, tcpip.ProtocolAddress{Protocol: ipv4.ProtocolNumber,

@@ -47,7 +47,7 @@ func NewStack(t testing.TB, nic gnet.NIC, addr tcpip.Address, opts ...netstack.O
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := s.CreateNIC(1, ep); e != nil {
+	if e := netstack.CreateNIC(s, 1, ep); e != nil {
 		t.Fatalf("CreateNIC: %v", e)
 	}
 	if err := ep.BindStack(s, 1); err != nil {

@@ -541,7 +541,7 @@ func (r *Router) attach(id tcpip.NICID, nic gnet.NIC) (*netstack.Endpoint, error
 	if err != nil {
 		return nil, fmt.Errorf("router: endpoint: %w", err)
 	}
-	if e := r.s.CreateNIC(id, ep); e != nil {
+	if e := netstack.CreateNIC(r.s, id, ep); e != nil {
 		return nil, fmt.Errorf("router: stack NIC %d: %v", id, e)
 	}
 	if err := ep.BindStack(r.s, id); err != nil {

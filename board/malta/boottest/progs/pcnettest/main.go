@@ -55,7 +55,7 @@ func main() {
 	if err != nil {
 		fail("endpoint", err)
 	}
-	if e := s.CreateNIC(1, ep); e != nil {
+	if e := netstack.CreateNIC(s, 1, ep); e != nil {
 		fail("CreateNIC", fmt.Errorf("%v", e))
 	}
 	if err := ep.BindStack(s, 1); err != nil {

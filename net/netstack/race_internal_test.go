@@ -1,0 +1,6 @@
+//go:build race
+
+package netstack
+
+// raceOn is raceEnabled for this package's internal tests.
+const raceOn = true
